@@ -1,0 +1,130 @@
+# Finds every optional backend library and records the result with
+# bp_backend_result (see BackplaneOptions.cmake). Each found library becomes an
+# imported target that only the files of src/backends/<x>/ (and the
+# implementations using it) see.
+
+# --- OpenMP --------------------------------------------------------------------
+if(NOT BP_MODE_OPENMP STREQUAL "OFF")
+  find_package(OpenMP COMPONENTS CXX QUIET)
+endif()
+bp_backend_result(OPENMP "${OpenMP_CXX_FOUND}" "OpenMP ${OpenMP_CXX_VERSION}")
+
+# --- cpuinfo (ISA detection; a compiler-builtin fallback exists) ---------------
+if(NOT BP_MODE_CPUINFO STREQUAL "OFF")
+  find_path(CPUINFO_INCLUDE_DIR cpuinfo.h)
+  find_library(CPUINFO_LIBRARY cpuinfo)
+endif()
+if(CPUINFO_INCLUDE_DIR AND CPUINFO_LIBRARY)
+  set(_found TRUE)
+else()
+  set(_found FALSE)
+endif()
+bp_backend_result(CPUINFO ${_found} "${CPUINFO_LIBRARY}")
+if(BP_HAVE_CPUINFO AND NOT TARGET bp::cpuinfo)
+  add_library(bp::cpuinfo UNKNOWN IMPORTED)
+  set_target_properties(bp::cpuinfo PROPERTIES IMPORTED_LOCATION "${CPUINFO_LIBRARY}"
+                        INTERFACE_INCLUDE_DIRECTORIES "${CPUINFO_INCLUDE_DIR}")
+endif()
+
+# --- OpenBLAS (the OpenMP variant, with its LAPACK) -----------------------------
+if(NOT BP_MODE_OPENBLAS STREQUAL "OFF")
+  # Debian installs the OpenMP flavour's headers in their own folder.
+  find_path(OPENBLAS_INCLUDE_DIR cblas.h
+            PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp
+                  /usr/include/openblas NO_DEFAULT_PATH)
+  find_path(OPENBLAS_INCLUDE_DIR cblas.h)
+  find_library(OPENBLAS_LIBRARY NAMES openblas
+               PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp NO_DEFAULT_PATH)
+  find_library(OPENBLAS_LIBRARY NAMES openblaso openblas)
+endif()
+if(OPENBLAS_INCLUDE_DIR AND OPENBLAS_LIBRARY)
+  set(_found TRUE)
+else()
+  set(_found FALSE)
+endif()
+bp_backend_result(OPENBLAS ${_found} "${OPENBLAS_LIBRARY}")
+if(BP_HAVE_OPENBLAS AND NOT TARGET bp::openblas)
+  add_library(bp::openblas UNKNOWN IMPORTED)
+  set_target_properties(bp::openblas PROPERTIES IMPORTED_LOCATION "${OPENBLAS_LIBRARY}"
+                        INTERFACE_INCLUDE_DIRECTORIES "${OPENBLAS_INCLUDE_DIR}")
+endif()
+
+# --- oneDNN --------------------------------------------------------------------
+if(NOT BP_MODE_ONEDNN STREQUAL "OFF")
+  find_package(dnnl CONFIG QUIET)
+endif()
+if(TARGET DNNL::dnnl)
+  set(_found TRUE)
+else()
+  set(_found FALSE)
+endif()
+bp_backend_result(ONEDNN ${_found} "oneDNN ${dnnl_VERSION}")
+
+# --- FFTW ----------------------------------------------------------------------
+if(NOT BP_MODE_FFTW STREQUAL "OFF")
+  find_path(FFTW_INCLUDE_DIR fftw3.h)
+  find_library(FFTW_LIBRARY fftw3)
+  find_library(FFTWF_LIBRARY fftw3f)
+endif()
+if(FFTW_INCLUDE_DIR AND FFTW_LIBRARY AND FFTWF_LIBRARY)
+  set(_found TRUE)
+else()
+  set(_found FALSE)
+endif()
+bp_backend_result(FFTW ${_found} "${FFTW_LIBRARY}")
+if(BP_HAVE_FFTW AND NOT TARGET bp::fftw)
+  add_library(bp::fftw INTERFACE IMPORTED)
+  set_target_properties(bp::fftw PROPERTIES INTERFACE_LINK_LIBRARIES "${FFTW_LIBRARY};${FFTWF_LIBRARY}"
+                        INTERFACE_INCLUDE_DIRECTORIES "${FFTW_INCLUDE_DIR}")
+endif()
+
+# --- CUDA toolkit and its libraries (all inside backplane_cuda) -----------------
+set(_cuda_found FALSE)
+set(_cuda_detail "nvcc not found")
+if(NOT BP_MODE_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    find_package(CUDAToolkit QUIET)
+    if(CUDAToolkit_FOUND)
+      set(_cuda_found TRUE)
+      set(_cuda_detail "CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER})")
+    else()
+      set(_cuda_detail "nvcc found but the CUDA toolkit libraries were not")
+    endif()
+  endif()
+endif()
+bp_backend_result(CUDA ${_cuda_found} "${_cuda_detail}")
+
+# Each CUDA library is used only when CUDA itself is.
+macro(bp_cuda_library name target)
+  if(BP_HAVE_CUDA AND TARGET ${target})
+    bp_backend_result(${name} TRUE "${target}")
+  elseif(BP_HAVE_CUDA)
+    bp_backend_result(${name} FALSE "${target} not in the toolkit")
+  else()
+    bp_backend_result(${name} FALSE "needs CUDA")
+  endif()
+endmacro()
+bp_cuda_library(CUBLAS CUDA::cublas)
+bp_cuda_library(CUBLASLT CUDA::cublasLt)
+bp_cuda_library(CUFFT CUDA::cufft)
+bp_cuda_library(CUSOLVER CUDA::cusolver)
+
+# cuDNN ships beside the toolkit (or in a Python wheel), not as a CUDA:: target.
+if(BP_HAVE_CUDA AND NOT BP_MODE_CUDNN STREQUAL "OFF")
+  find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+endif()
+if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+  bp_backend_result(CUDNN TRUE "${CUDNN_LIBRARY}")
+  if(NOT TARGET bp::cudnn)
+    add_library(bp::cudnn UNKNOWN IMPORTED)
+    set_target_properties(bp::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
+                          INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
+  endif()
+elseif(BP_HAVE_CUDA)
+  bp_backend_result(CUDNN FALSE "cudnn.h / libcudnn not found")
+else()
+  bp_backend_result(CUDNN FALSE "needs CUDA")
+endif()

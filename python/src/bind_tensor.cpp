@@ -1,0 +1,3 @@
+// PLACEHOLDER (being written): Tensor bindings.
+#include "bindings.h"
+namespace bp::py { void bind_tensor(nb::module_&) {} }

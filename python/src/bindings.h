@@ -1,0 +1,14 @@
+#pragma once
+// Declarations of the per-area binding functions of backplane._C.
+
+#include <nanobind/nanobind.h>
+
+namespace bp::py {
+namespace nb = nanobind;
+
+void bind_errors(nb::module_& m);    // bind_errors.cpp: bp::Error -> Python exceptions, warnings
+void bind_flags(nb::module_& m);     // bind_flags.cpp: the flag table, scopes, precision
+void bind_tensor(nb::module_& m);    // bind_tensor.cpp: Tensor, DLPack, threads, memory, seed
+void bind_registry(nb::module_& m);  // bind_registry.cpp: backends registry, cuda device queries
+
+}  // namespace bp::py

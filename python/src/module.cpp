@@ -1,0 +1,12 @@
+// backplane._C: the one extension module. Each bind_*.cpp file binds one
+// area; this file only calls them in order.
+
+#include "bindings.h"
+
+NB_MODULE(_C, m) {
+  m.doc() = "Backplane native core";
+  bp::py::bind_errors(m);
+  bp::py::bind_flags(m);
+  bp::py::bind_tensor(m);
+  bp::py::bind_registry(m);
+}

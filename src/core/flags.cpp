@@ -1,0 +1,349 @@
+// The flag table at run time: storage, env parsing, validation, scopes.
+// Semantics: Note [Flag resolution and scopes] in backplane/flags.h.
+
+#include "backplane/flags.h"
+
+#include <array>
+#include <atomic>
+#include <bitset>
+#include <mutex>
+#include <unordered_map>
+
+#include "backplane/error.h"
+#include "backplane/log.h"
+#include "core/env.h"
+#include "core/vendor_env.h"
+
+namespace bp::flags {
+namespace {
+
+std::string upper_env_name(std::string_view module, std::string_view name) {
+  std::string out = "BACKPLANE_";
+  for (char c : module) out += (c == '.') ? '_' : static_cast<char>(std::toupper(c));
+  if (!module.empty()) out += '_';
+  for (char c : name) out += static_cast<char>(std::toupper(c));
+  return out;
+}
+
+using VendorParser = std::optional<int64_t> (*)(const char* env_name, std::string_view text);
+
+struct RowDef {
+  Row row;
+  VendorParser vendor_parse;
+};
+
+std::vector<RowDef> build_rows() {
+  std::vector<RowDef> out;
+#define BP_FLAG(ID, MOD, NS, PY, NAME, CTYPE, DOMAIN, DEFAULT, VENDOR_ENV, VENDOR_PARSE, KIND, DOC) \
+  out.push_back(RowDef{Row{Id::ID, PY, #NAME, "bp::backends::" #NS "::" #NAME, DOMAIN,                \
+                           static_cast<int64_t>(DEFAULT), upper_env_name(PY, #NAME), VENDOR_ENV,      \
+                           static_cast<unsigned>(KIND), DOC},                                       \
+                       VENDOR_PARSE});
+#include "backplane/detail/flags.def"
+#undef BP_FLAG
+  return out;
+}
+
+struct Global {
+  std::vector<RowDef> defs;
+  std::vector<Row> rows;
+  std::unordered_map<std::string, Id> by_path;
+  std::array<std::atomic<int64_t>, kCount> value{};
+  std::array<std::atomic<int>, kCount> source{};
+  std::atomic<uint64_t> epoch{0};
+  std::atomic<bool> frozen{false};
+  std::mutex hooks_mutex;
+  std::array<std::vector<std::function<void(int64_t)>>, kCount> hooks;
+
+  Global() : defs(build_rows()) {
+    for (const auto& d : defs) rows.push_back(d.row);
+    for (const auto& r : rows) by_path.emplace(r.path(), r.id);
+    for (int i = 0; i < kCount; ++i) {
+      value[i].store(rows[i].default_value);
+      source[i].store(static_cast<int>(Source::Default));
+    }
+    for (int i = 0; i < kCount; ++i) load_env(i);
+  }
+
+  // Note [Env parsing]: the native name wins over the vendor name.
+  void load_env(int i) {
+    const Row& r = rows[i];
+    if (auto text = env::get(r.env.c_str())) {
+      try {
+        value[i].store(parse(r.id, *text));
+        source[i].store(static_cast<int>(Source::Env));
+      } catch (const Error& e) {
+        log::warn("ignoring " + r.env + "=" + *text + ": expected " + e.allowed() +
+                  "; using the default " + format(r.id, r.default_value));
+      }
+      return;
+    }
+    if (r.vendor_env == nullptr) return;
+    auto text = env::get(r.vendor_env);
+    if (!text) return;
+    std::optional<int64_t> v;
+    if (defs[i].vendor_parse != nullptr) {
+      v = defs[i].vendor_parse(r.vendor_env, *text);
+    } else {
+      try {
+        v = parse(r.id, *text);
+      } catch (const Error& e) {
+        log::warn(std::string("ignoring ") + r.vendor_env + "=" + *text + ": expected " + e.allowed());
+      }
+    }
+    if (v) {
+      value[i].store(*v);
+      source[i].store(static_cast<int>(Source::Env));
+    }
+  }
+};
+
+Global& global() {
+  static Global g;
+  return g;
+}
+
+// This thread's scoped overrides.
+struct Tls {
+  std::array<int64_t, kCount> value{};
+  std::bitset<kCount> set;
+  int depth = 0;
+};
+thread_local Tls tls;
+
+std::string join_names(const Domain& d) {
+  std::string out;
+  for (int i = 0; i < d.count; ++i) {
+    if (i) out += ", ";
+    out += d.names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Row::path() const {
+  std::string m = module;
+  return m.empty() ? std::string(name) : m + "." + name;
+}
+
+const char* source_name(Source s) {
+  switch (s) {
+    case Source::Default: return "default";
+    case Source::Env: return "env";
+    case Source::Api: return "api";
+  }
+  return "?";
+}
+
+std::span<const Row> rows() { return global().rows; }
+const Row& row(Id id) { return global().rows[static_cast<int>(id)]; }
+
+std::optional<Id> find(std::string_view path) {
+  auto& g = global();
+  auto it = g.by_path.find(std::string(path));
+  if (it == g.by_path.end()) return std::nullopt;
+  return it->second;
+}
+
+Id lookup(std::string_view path) {
+  if (auto id = find(path)) return *id;
+  std::string known;
+  for (const auto& r : rows()) known += (known.empty() ? "" : ", ") + r.path();
+  throw Error(ErrorKind::Value, "unknown flag '" + std::string(path) + "'; known flags: " + known, "flags",
+              std::string(path), known);
+}
+
+std::string allowed_text(Id id) {
+  const Domain& d = row(id).domain;
+  switch (d.type) {
+    case DomainType::Bool: return "a bool";
+    case DomainType::Int:
+      if (d.max == std::numeric_limits<int64_t>::max()) return "an integer >= " + std::to_string(d.min);
+      return "an integer in [" + std::to_string(d.min) + ", " + std::to_string(d.max) + "]";
+    case DomainType::Enum: return "one of: " + join_names(d);
+    case DomainType::Order: return "a permutation of: " + join_names(d);
+  }
+  return "?";
+}
+
+void validate(Id id, int64_t v) {
+  const Row& r = row(id);
+  const Domain& d = r.domain;
+  bool ok = true;
+  switch (d.type) {
+    case DomainType::Bool: ok = (v == 0 || v == 1); break;
+    case DomainType::Int: ok = (v >= d.min && v <= d.max); break;
+    case DomainType::Enum: ok = (v >= 0 && v < d.count); break;
+    case DomainType::Order: {
+      unsigned seen = 0;
+      for (int i = 0; i < d.count; ++i) seen |= 1u << order_at(v, i);
+      ok = (seen == (1u << d.count) - 1) && (v >> (3 * d.count)) == 0;
+      break;
+    }
+  }
+  if (!ok) throw_bad_value(r.path(), format(id, v), allowed_text(id));
+  // Note [fp32 precision tree]: CUDA has no bf16 math mode.
+  const bool cuda_node = id == Id::cuda_all_fp32_precision || id == Id::cuda_conv_fp32_precision ||
+                         id == Id::cuda_rnn_fp32_precision || id == Id::cuda_matmul_fp32_precision;
+  if (cuda_node && v == static_cast<int64_t>(Precision::bf16)) {
+    throw Error(ErrorKind::Value, r.path() + ": backend 'cuda' does not support precision 'bf16'", r.path(),
+                "bf16", "one of: none, ieee, tf32");
+  }
+}
+
+std::string format(Id id, int64_t v) {
+  const Domain& d = row(id).domain;
+  switch (d.type) {
+    case DomainType::Bool: return v == 0 ? "False" : (v == 1 ? "True" : std::to_string(v));
+    case DomainType::Int: return std::to_string(v);
+    case DomainType::Enum: return (v >= 0 && v < d.count) ? d.names[v] : std::to_string(v);
+    case DomainType::Order: {
+      std::string out;
+      for (int i = 0; i < d.count; ++i) {
+        int k = order_at(v, i);
+        out += (i ? "," : "");
+        out += (k < d.count) ? d.names[k] : "?";
+      }
+      return out;
+    }
+  }
+  return std::to_string(v);
+}
+
+int64_t parse(Id id, std::string_view text) {
+  const Row& r = row(id);
+  const Domain& d = r.domain;
+  auto bad = [&]() -> int64_t { throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_text(id)); };
+  switch (d.type) {
+    case DomainType::Bool: {
+      auto b = env::parse_bool(text);
+      if (!b) bad();
+      return *b ? 1 : 0;
+    }
+    case DomainType::Int: {
+      auto n = env::parse_int(text);
+      if (!n) bad();
+      validate(id, *n);
+      return *n;
+    }
+    case DomainType::Enum: {
+      const std::string t = env::lower(text);
+      for (int i = 0; i < d.count; ++i)
+        if (t == d.names[i]) return i;
+      return bad();
+    }
+    case DomainType::Order: {
+      int order[8];
+      int n = 0;
+      std::string_view rest = text;
+      while (!rest.empty() && n < d.count) {
+        auto comma = rest.find(',');
+        std::string item = env::lower(rest.substr(0, comma));
+        int k = -1;
+        for (int i = 0; i < d.count; ++i)
+          if (item == d.names[i]) k = i;
+        if (k < 0) bad();
+        order[n++] = k;
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+      if (n != d.count || !rest.empty()) bad();
+      int64_t v = pack_order(order, n);
+      validate(id, v);
+      return v;
+    }
+  }
+  return bad();
+}
+
+int64_t get_raw(Id id) {
+  const int i = static_cast<int>(id);
+  if (tls.depth > 0 && tls.set[i]) return tls.value[i];
+  return global().value[i].load(std::memory_order_relaxed);
+}
+
+int64_t global_raw(Id id) { return global().value[static_cast<int>(id)].load(std::memory_order_relaxed); }
+
+Source source(Id id) { return static_cast<Source>(global().source[static_cast<int>(id)].load()); }
+
+int scope_depth() { return tls.depth; }
+
+bool scoped(Id id) { return tls.depth > 0 && tls.set[static_cast<int>(id)]; }
+
+void set_raw(Id id, int64_t v) {
+  auto& g = global();
+  const int i = static_cast<int>(id);
+  const Row& r = g.rows[i];
+  validate(id, v);
+  if (r.kind & kEnvOnly) {
+    throw_runtime(r.path(), r.path() + " is read-only: it is set once, at start-up, from " + r.env +
+                                (r.vendor_env ? std::string(" or ") + r.vendor_env : std::string()));
+  }
+  if ((r.kind & kFreeze) && g.frozen.load()) {
+    throw_runtime(r.path(), "not allowed to set backplane.backends." + r.path() +
+                                " after disable_global_flags; please use the flags() context manager instead");
+  }
+  if (tls.depth > 0 && !(r.kind & kProcess)) {
+    tls.value[i] = v;
+    tls.set[i] = true;
+    return;
+  }
+  std::vector<std::function<void(int64_t)>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(g.hooks_mutex);
+    g.value[i].store(v);
+    g.source[i].store(static_cast<int>(Source::Api));
+    g.epoch.fetch_add(1);
+    hooks = g.hooks[i];
+  }
+  for (auto& h : hooks) h(v);
+}
+
+uint64_t epoch() { return global().epoch.load(); }
+
+void disable_global_flags() { global().frozen.store(true); }
+bool flags_frozen() { return global().frozen.load(); }
+void set_frozen(bool f) { global().frozen.store(f); }
+
+void on_change(Id id, std::function<void(int64_t)> hook) {
+  auto& g = global();
+  int64_t current;
+  {
+    std::lock_guard<std::mutex> lock(g.hooks_mutex);
+    g.hooks[static_cast<int>(id)].push_back(hook);
+    current = g.value[static_cast<int>(id)].load();
+  }
+  hook(current);
+}
+
+struct Scope::Saved {
+  std::array<int64_t, kCount> value;
+  std::bitset<kCount> set;
+};
+
+Scope::Scope(std::vector<std::pair<Id, int64_t>> assignments) {
+  // Validate everything first: a scope is applied whole or not at all.
+  for (const auto& [id, v] : assignments) {
+    validate(id, v);
+    const Row& r = row(id);
+    if (r.kind & (kProcess | kEnvOnly)) {
+      throw_runtime(r.path(), r.path() + " is process-wide and cannot be set in a scope");
+    }
+  }
+  saved_ = new Saved{tls.value, tls.set};
+  for (const auto& [id, v] : assignments) {
+    const int i = static_cast<int>(id);
+    tls.value[i] = v;
+    tls.set[i] = true;
+  }
+  ++tls.depth;
+}
+
+Scope::~Scope() {
+  tls.value = saved_->value;
+  tls.set = saved_->set;
+  --tls.depth;
+  delete saved_;
+}
+
+}  // namespace bp::flags

@@ -1,0 +1,95 @@
+#include "core/vendor_env.h"
+
+#include <string>
+
+#include "backplane/detail/flag_types.h"
+#include "backplane/log.h"
+#include "core/env.h"
+
+namespace bp::flags {
+namespace {
+// PyTorch's check_env: "1" true, "0" false, anything else warns (Note [Env parsing]).
+std::optional<int64_t> truthy_to(const char* name, std::string_view text, int64_t if_true) {
+  auto b = env::check_torch_bool(name, text);
+  if (b && *b) return if_true;
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<int64_t> parse_truthy_tf32(const char* n, std::string_view t) {
+  return truthy_to(n, t, static_cast<int64_t>(Precision::tf32));
+}
+std::optional<int64_t> parse_truthy_cublaslt(const char* n, std::string_view t) {
+  return truthy_to(n, t, static_cast<int64_t>(BlasBackend::Cublaslt));
+}
+std::optional<int64_t> parse_truthy_cusolver(const char* n, std::string_view t) {
+  return truthy_to(n, t, static_cast<int64_t>(LinalgBackend::Cusolver));
+}
+std::optional<int64_t> parse_truthy_ck(const char* n, std::string_view t) {
+  return truthy_to(n, t, static_cast<int64_t>(RocmFABackend::Ck));
+}
+
+std::optional<int64_t> cublas_workspace_config_bytes(std::string_view text) {
+  // Scan for ":<int>:<int>" groups; anything between groups is ignored, as cuBLAS does.
+  int64_t total = 0;
+  bool any = false;
+  size_t i = 0;
+  auto read_int = [&](size_t& pos, int64_t& out) {
+    size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    if (pos == start || pos - start > 12) return false;
+    out = std::stoll(std::string(text.substr(start, pos - start)));
+    return true;
+  };
+  while (i < text.size()) {
+    if (text[i] != ':') {
+      ++i;
+      continue;
+    }
+    size_t p = i + 1;
+    int64_t size = 0, count = 0;
+    if (read_int(p, size) && p < text.size() && text[p] == ':') {
+      ++p;
+      if (read_int(p, count)) {
+        total += size * 1024 * count;
+        any = true;
+        i = p;
+        continue;
+      }
+    }
+    ++i;
+  }
+  if (!any) return std::nullopt;
+  return total;
+}
+
+std::optional<int64_t> parse_cublas_workspace_config(const char* name, std::string_view text) {
+  auto bytes = cublas_workspace_config_bytes(text);
+  if (!bytes) {
+    log::warn(std::string("Could not parse ") + name + "='" + std::string(text) +
+              "': expected ':SIZE_KiB:COUNT' groups such as ':4096:8'; using the default workspace size");
+  }
+  return bytes;
+}
+
+std::optional<int64_t> parse_cublaslt_workspace_kib(const char* name, std::string_view text) {
+  auto kib = env::parse_int(text);
+  if (!kib || *kib < 0 || *kib > (int64_t(1) << 40)) {
+    log::warn(std::string("invalid ") + name + "='" + std::string(text) +
+              "': expected a non-negative integer number of KiB; using the default workspace size");
+    return std::nullopt;
+  }
+  return *kib * 1024;
+}
+
+std::optional<int64_t> parse_aten_cpu_capability(const char* name, std::string_view text) {
+  const std::string t = env::lower(text);
+  if (t == "default") return static_cast<int64_t>(CpuCapabilityCap::Default);
+  if (t == "avx2") return static_cast<int64_t>(CpuCapabilityCap::Avx2);
+  if (t == "avx512") return static_cast<int64_t>(CpuCapabilityCap::Avx512);
+  log::warn(std::string("ignoring invalid value for ") + name + ": " + std::string(text) +
+            " (expected default, avx2 or avx512); auto-detecting");
+  return std::nullopt;
+}
+
+}  // namespace bp::flags
