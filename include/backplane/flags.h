@@ -152,7 +152,6 @@ using flags::SDPBackend;
 #define BP_EQ_mkldnn_matmul_mkldnn_matmul ~, 1
 #define BP_EQ_mkldnn_conv_mkldnn_conv ~, 1
 #define BP_EQ_mkldnn_rnn_mkldnn_rnn ~, 1
-#define BP_EQ_mkl_mkl ~, 1
 #define BP_EQ_nnpack_nnpack ~, 1
 #define BP_EQ_miopen_miopen ~, 1
 #define BP_EQ_mha_mha ~, 1

@@ -12,6 +12,7 @@
 // state, so no read can ever disagree with another or raise (a deliberate
 // difference from PyTorch, docs/differences.md).
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,8 @@ flags::Id node(Backend b, Op op);
 
 // The effective precision of a node after inheritance.
 flags::Precision resolved(Backend b, Op op);
+// The same for a flag row; nullopt when the row is not a precision node.
+std::optional<flags::Precision> resolved(flags::Id id);
 void set(Backend b, Op op, flags::Precision p);
 
 // set_float32_matmul_precision: "highest" | "high" | "medium" (exact); else ValueError.

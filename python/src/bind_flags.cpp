@@ -159,6 +159,11 @@ void bind_flags(nb::module_& m) {
     Id id = flags::lookup(path);
     flags::set_raw(id, to_raw(id, value));
   });
+  m.def("flag_get_resolved", [](const std::string& path) {
+    Id id = flags::lookup(path);
+    if (auto p = precision::resolved(id)) return from_raw(id, static_cast<int64_t>(*p));
+    return from_raw(id, flags::get_raw(id));
+  }, "Like flag_get, but fp32 precision nodes answer their inherited (effective) value.");
   m.def("flag_text", [](const std::string& path) {
     Id id = flags::lookup(path);
     return flags::format(id, flags::get_raw(id));
@@ -173,7 +178,7 @@ void bind_flags(nb::module_& m) {
   nb::class_<PyScope>(m, "FlagScope")
       .def(nb::init<const std::vector<std::pair<std::string, nb::object>>&>())
       .def("__enter__", [](PyScope& s) { s.enter(); })
-      .def("__exit__", [](PyScope& s, nb::handle, nb::handle, nb::handle) {
+      .def("__exit__", [](PyScope& s, nb::args) {
         s.exit();
         return false;
       });

@@ -6,9 +6,11 @@
 namespace bp::py {
 namespace nb = nanobind;
 
+void bind_build(nb::module_& m);     // bind_build.cpp: version and build configuration
 void bind_errors(nb::module_& m);    // bind_errors.cpp: bp::Error -> Python exceptions, warnings
 void bind_flags(nb::module_& m);     // bind_flags.cpp: the flag table, scopes, precision
 void bind_tensor(nb::module_& m);    // bind_tensor.cpp: Tensor, DLPack, threads, memory, seed
 void bind_registry(nb::module_& m);  // bind_registry.cpp: backends registry, cuda device queries
+void bind_plan_cache(nb::module_& m);  // bind_plan_cache.cpp: plan caches (cufft_plan_cache)
 
 }  // namespace bp::py

@@ -5,8 +5,10 @@
 
 NB_MODULE(_C, m) {
   m.doc() = "Backplane native core";
+  bp::py::bind_build(m);
   bp::py::bind_errors(m);
   bp::py::bind_flags(m);
   bp::py::bind_tensor(m);
   bp::py::bind_registry(m);
+  bp::py::bind_plan_cache(m);
 }

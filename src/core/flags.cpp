@@ -44,6 +44,14 @@ std::vector<RowDef> build_rows() {
   return out;
 }
 
+// Row-based forms of validate / format / parse / allowed_text. They never
+// consult global(), so the table's constructor can use them while reading
+// the environment.
+void validate_row(const Row& r, int64_t v);
+std::string format_row(const Row& r, int64_t v);
+int64_t parse_row(const Row& r, std::string_view text);
+std::string allowed_row(const Row& r);
+
 struct Global {
   std::vector<RowDef> defs;
   std::vector<Row> rows;
@@ -70,11 +78,11 @@ struct Global {
     const Row& r = rows[i];
     if (auto text = env::get(r.env.c_str())) {
       try {
-        value[i].store(parse(r.id, *text));
+        value[i].store(parse_row(r, *text));
         source[i].store(static_cast<int>(Source::Env));
       } catch (const Error& e) {
         log::warn("ignoring " + r.env + "=" + *text + ": expected " + e.allowed() +
-                  "; using the default " + format(r.id, r.default_value));
+                  "; using the default " + format_row(r, r.default_value));
       }
       return;
     }
@@ -86,7 +94,7 @@ struct Global {
       v = defs[i].vendor_parse(r.vendor_env, *text);
     } else {
       try {
-        v = parse(r.id, *text);
+        v = parse_row(r, *text);
       } catch (const Error& e) {
         log::warn(std::string("ignoring ") + r.vendor_env + "=" + *text + ": expected " + e.allowed());
       }
@@ -154,8 +162,10 @@ Id lookup(std::string_view path) {
               std::string(path), known);
 }
 
-std::string allowed_text(Id id) {
-  const Domain& d = row(id).domain;
+namespace {
+
+std::string allowed_row(const Row& r) {
+  const Domain& d = r.domain;
   switch (d.type) {
     case DomainType::Bool: return "a bool";
     case DomainType::Int:
@@ -167,8 +177,8 @@ std::string allowed_text(Id id) {
   return "?";
 }
 
-void validate(Id id, int64_t v) {
-  const Row& r = row(id);
+void validate_row(const Row& r, int64_t v) {
+  const Id id = r.id;
   const Domain& d = r.domain;
   bool ok = true;
   switch (d.type) {
@@ -182,7 +192,7 @@ void validate(Id id, int64_t v) {
       break;
     }
   }
-  if (!ok) throw_bad_value(r.path(), format(id, v), allowed_text(id));
+  if (!ok) throw_bad_value(r.path(), format_row(r, v), allowed_row(r));
   // Note [fp32 precision tree]: CUDA has no bf16 math mode.
   const bool cuda_node = id == Id::cuda_all_fp32_precision || id == Id::cuda_conv_fp32_precision ||
                          id == Id::cuda_rnn_fp32_precision || id == Id::cuda_matmul_fp32_precision;
@@ -192,8 +202,8 @@ void validate(Id id, int64_t v) {
   }
 }
 
-std::string format(Id id, int64_t v) {
-  const Domain& d = row(id).domain;
+std::string format_row(const Row& r, int64_t v) {
+  const Domain& d = r.domain;
   switch (d.type) {
     case DomainType::Bool: return v == 0 ? "False" : (v == 1 ? "True" : std::to_string(v));
     case DomainType::Int: return std::to_string(v);
@@ -211,10 +221,9 @@ std::string format(Id id, int64_t v) {
   return std::to_string(v);
 }
 
-int64_t parse(Id id, std::string_view text) {
-  const Row& r = row(id);
+int64_t parse_row(const Row& r, std::string_view text) {
   const Domain& d = r.domain;
-  auto bad = [&]() -> int64_t { throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_text(id)); };
+  auto bad = [&]() -> int64_t { throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_row(r)); };
   switch (d.type) {
     case DomainType::Bool: {
       auto b = env::parse_bool(text);
@@ -224,7 +233,7 @@ int64_t parse(Id id, std::string_view text) {
     case DomainType::Int: {
       auto n = env::parse_int(text);
       if (!n) bad();
-      validate(id, *n);
+      validate_row(r, *n);
       return *n;
     }
     case DomainType::Enum: {
@@ -249,12 +258,19 @@ int64_t parse(Id id, std::string_view text) {
       }
       if (n != d.count || !rest.empty()) bad();
       int64_t v = pack_order(order, n);
-      validate(id, v);
+      validate_row(r, v);
       return v;
     }
   }
   return bad();
 }
+
+}  // namespace
+
+std::string allowed_text(Id id) { return allowed_row(row(id)); }
+void validate(Id id, int64_t v) { validate_row(row(id), v); }
+std::string format(Id id, int64_t v) { return format_row(row(id), v); }
+int64_t parse(Id id, std::string_view text) { return parse_row(row(id), text); }
 
 int64_t get_raw(Id id) {
   const int i = static_cast<int>(id);

@@ -49,6 +49,16 @@ Precision resolved(Backend b, Op op) {
   return p;
 }
 
+std::optional<Precision> resolved(Id id) {
+  for (Backend b : {Backend::generic, Backend::cuda, Backend::mkldnn}) {
+    for (Op op : {Op::all, Op::conv, Op::rnn, Op::matmul}) {
+      if (b == Backend::generic && op != Op::all) continue;
+      if (node(b, op) == id) return resolved(b, op);
+    }
+  }
+  return std::nullopt;
+}
+
 void set(Backend b, Op op, Precision p) { flags::set_raw(node(b, op), static_cast<int64_t>(p)); }
 
 void set_float32_matmul_precision(std::string_view s) {

@@ -1,0 +1,54 @@
+"""Backplane: discover the compute backends of this machine, steer their knobs, see what runs.
+
+``backplane.backends`` mirrors ``torch.backends`` name for name; the top
+level holds the precision and determinism policy, threads, RNG, memory
+statistics and tensors.
+"""
+
+from . import _C
+from ._C import __version__
+
+from . import backends, nn  # noqa: E402
+try:
+    from . import cuda  # TEMP-REGISTRY
+except ImportError:
+    pass
+
+__all__ = [
+    "__version__", "backends", "cuda", "nn",
+    "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+]
+
+
+def set_float32_matmul_precision(precision):
+    """"highest", "high" or "medium": what fp32 matmuls may use (ieee / tf32 / bf16 on the CPU).
+
+    A view of the fp32 precision tree: sets cuda.matmul and mkldnn.matmul.
+    Unknown strings raise ValueError (PyTorch only warns; docs/differences.md).
+    """
+    _C.set_float32_matmul_precision(precision)
+
+
+def get_float32_matmul_precision():
+    """The matmul precision policy, derived from the precision tree (never raises)."""
+    return _C.get_float32_matmul_precision()
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Only deterministic implementations may run (or, with warn_only, warn when another does)."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms expects a bool, but got {type(mode).__name__}")
+    if not isinstance(warn_only, bool):
+        raise TypeError(f"use_deterministic_algorithms: warn_only expects a bool, but got {type(warn_only).__name__}")
+    _C.flag_set("deterministic_algorithms", mode)
+    _C.flag_set("deterministic_algorithms_warn_only", warn_only)
+
+
+def are_deterministic_algorithms_enabled():
+    return _C.flag_get("deterministic_algorithms")
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _C.flag_get("deterministic_algorithms_warn_only")

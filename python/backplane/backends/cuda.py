@@ -1,0 +1,340 @@
+"""backplane.backends.cuda: cuBLAS/cuBLASLt math modes and library choice,
+workspaces, the cuFFT plan cache and the scaled-dot-product-attention knobs.
+
+Every value lives in the C++ flag table (Note [Python flag properties]).
+"""
+
+import enum
+import warnings
+
+from .. import _C
+from . import _props
+from ..nn.attention import SDPBackend, SDPAParams, sdpa_kernel
+
+__all__ = [
+    "is_built", "matmul", "cufft_plan_cache", "preferred_blas_library", "preferred_linalg_library",
+    "preferred_rocm_fa_library", "is_ck_sdpa_available", "cublas_workspace_size", "cublaslt_workspace_size",
+    "blas_workspace_size", "SDPAParams", "SDPBackend", "flash_sdp_enabled", "enable_flash_sdp",
+    "mem_efficient_sdp_enabled", "enable_mem_efficient_sdp", "math_sdp_enabled", "enable_math_sdp",
+    "cudnn_sdp_enabled", "enable_cudnn_sdp", "fp16_bf16_reduction_math_sdp_allowed",
+    "allow_fp16_bf16_reduction_math_sdp", "is_flash_attention_available", "can_use_flash_attention",
+    "can_use_efficient_attention", "can_use_cudnn_attention", "sdp_kernel",
+]
+
+
+def is_built():
+    """Whether this Backplane was built with CUDA (says nothing about drivers or devices)."""
+    return bool(_C.built_with["cuda"])
+
+
+# ---------------------------------------------------------------- cuda.matmul
+
+def _reduced_precision_property(dtype):
+    """allow_<dtype>_reduced_precision_reduction: a bool, or an (allow_reduced, allow_splitk) pair.
+
+    Three legal states (spec 4.2): (True, True), (False, True), (False, False);
+    (True, False) is refused. The getter answers the first element.
+    """
+    attr = f"allow_{dtype}_reduced_precision_reduction"
+    path = f"cuda.matmul.{attr}"
+    full = f"backplane.backends.cuda.matmul.{attr}"
+
+    def get(self):
+        return _C.flag_get(path) == "allowed"
+
+    def set_(self, value):
+        if isinstance(value, bool):
+            pair = (value, True)
+        elif isinstance(value, (tuple, list)):
+            if len(value) == 0:
+                raise TypeError(f"{full} expects at least one boolean argument")
+            if len(value) > 2:
+                raise TypeError(f"{full} expects at most two boolean arguments")
+            for what, v in zip(("allow_reduced_precision", "allow_splitk"), value):
+                if not isinstance(v, bool):
+                    raise TypeError(f"{full} expects a bool for {what}, but got {type(v).__name__}")
+            pair = (value[0], value[1] if len(value) == 2 else True)
+        else:
+            raise TypeError(f"{full} expects a bool or a tuple/list of bools, but got {type(value).__name__}")
+        states = {(True, True): "allowed", (False, True): "no_reduced", (False, False): "no_reduced_no_splitk"}
+        if pair not in states:
+            raise RuntimeError(f"{full}: allow_splitk=False is not supported when reduced precision reductions "
+                               "are enabled; use (False, False)")
+        _C.flag_set(path, states[pair])
+
+    split_k = property(lambda self: _C.flag_get(path) != "no_reduced_no_splitk",
+                       doc=f"Whether split-K may be used for {dtype} GEMMs (read-only).")
+    return {attr: property(get, set_, doc=f"{dtype} GEMM reduced-precision reduction"),
+            attr + "_split_k": split_k}
+
+
+def _allow_tf32_get(self):
+    return _C.cuda_matmul_allow_tf32()
+
+
+def _allow_tf32_set(self, value):
+    _C.set_cuda_matmul_allow_tf32(value)
+
+
+matmul = _props.property_object("cuda.matmul", {
+    "allow_tf32": property(_allow_tf32_get, _allow_tf32_set,
+                           doc="fp32 GEMMs may use TF32 (a view of cuda.matmul.fp32_precision)"),
+    **_reduced_precision_property("fp16"),
+    **_reduced_precision_property("bf16"),
+})
+
+
+# ---------------------------------------------------------------- cuFFT plan cache
+
+def _device_index(device):
+    if isinstance(device, bool):
+        raise TypeError(f"cufft_plan_cache: expected a device index, string or device, got {device!r}")
+    if isinstance(device, int):
+        return device
+    text = str(getattr(device, "device", device))
+    if text == "cuda":
+        return 0
+    if text.startswith("cuda:") and text[5:].isdigit():
+        return int(text[5:])
+    raise ValueError(f"cufft_plan_cache: expected a CUDA device ('cuda', 'cuda:N' or an int), got {device!r}")
+
+
+class CuFFTPlanCacheManager:
+    """``cufft_plan_cache[i]`` is device i's cache; attributes of the manager
+    itself (``size``, ``max_size``, ``clear()``) act on the current device (0)."""
+
+    def __getitem__(self, device):
+        return _C.cufft_plan_cache(_device_index(device))
+
+    def __getattr__(self, name):
+        return getattr(self[0], name)
+
+    def __setattr__(self, name, value):
+        setattr(self[0], name, value)
+
+
+cufft_plan_cache = CuFFTPlanCacheManager()
+
+
+# ---------------------------------------------------------------- library preferences
+
+class _BlasBackend(enum.Enum):
+    Default = "default"
+    Cublas = "cublas"
+    Cublaslt = "cublaslt"
+    Ck = "ck"
+
+
+class _LinalgBackend(enum.Enum):
+    Default = "default"
+    Cusolver = "cusolver"
+    Magma = "magma"
+
+
+class _ROCmFABackend(enum.Enum):
+    Default = "default"
+    AOTriton = "aotriton"
+    Ck = "ck"
+
+
+_BLAS_STRINGS = {"default": "default", "cublas": "cublas", "hipblas": "cublas", "cublaslt": "cublaslt",
+                 "hipblaslt": "cublaslt", "ck": "ck"}
+_BLAS_CHOICES = "default, cublas, hipblas, cublaslt, hipblaslt, ck"
+
+
+def _experimental_warning(name):
+    warnings.warn(f"backplane.backends.cuda.{name} is an experimental feature. If you see any error or unexpected "
+                  "behavior when this flag is set please file an issue.", stacklevel=3)
+
+
+def _blas_choice(backend, what="input value"):
+    if isinstance(backend, _BlasBackend):
+        return backend.value
+    if isinstance(backend, str):
+        if backend not in _BLAS_STRINGS:
+            raise RuntimeError(f"Unknown {what} '{backend}'. Choose from: {_BLAS_CHOICES}.")
+        return _BLAS_STRINGS[backend]
+    raise RuntimeError(f"Unknown {what} type {type(backend).__name__}: expected a str ({_BLAS_CHOICES}) "
+                       "or a _BlasBackend")
+
+
+def preferred_blas_library(backend=None):
+    """GEMM library on CUDA: cuBLAS or cuBLASLt ("default" resolves to cuBLAS on NVIDIA GPUs).
+
+    With ``backend`` (a string or ``_BlasBackend``) sets the preference; returns the current one.
+    """
+    if backend is not None:
+        choice = _blas_choice(backend)
+        if choice == "cublaslt" and not _C.built_with["cublaslt"]:
+            raise RuntimeError("Cannot set preferred backend to cuBLASLt if Backplane has not been compiled "
+                               "with cuBLASLt.")
+        if choice == "ck":
+            raise RuntimeError("Cannot set preferred blas backend to CK since following conditions are not true: "
+                               "architecture supported for CK: False, Backplane built with CK GEMM support: False")
+        _C.flag_set("cuda.preferred_blas_library", choice)
+        if choice not in ("default", "cublas"):
+            _experimental_warning("preferred_blas_library")
+    value = _C.flag_get("cuda.preferred_blas_library")
+    return _BlasBackend.Cublas if value == "default" else _BlasBackend(value)
+
+
+def preferred_linalg_library(backend=None):
+    """Linear-algebra library on CUDA: "default", "cusolver" or "magma".
+
+    Validated before it is stored (PyTorch stores first; docs/differences.md).
+    """
+    if backend is not None:
+        if isinstance(backend, _LinalgBackend):
+            choice = backend.value
+        elif isinstance(backend, str):
+            if backend not in ("default", "cusolver", "magma"):
+                raise RuntimeError(f"Unknown input value '{backend}'. Choose from: default, cusolver, magma.")
+            choice = backend
+        else:
+            raise RuntimeError(f"Unknown input value type {type(backend).__name__}: expected a str "
+                               "(default, cusolver, magma) or a _LinalgBackend")
+        if choice == "cusolver" and not _C.built_with["cusolver"]:
+            raise RuntimeError("Cannot set preferred backend to cuSOLVER if Backplane has not been compiled "
+                               "with cuSOLVER.")
+        if choice == "magma":
+            raise RuntimeError("Cannot set preferred backend to MAGMA if Backplane has not been compiled with "
+                               "MAGMA.")
+        _C.flag_set("cuda.preferred_linalg_library", choice)
+        if choice != "default":
+            _experimental_warning("preferred_linalg_library")
+    return _LinalgBackend(_C.flag_get("cuda.preferred_linalg_library"))
+
+
+def preferred_rocm_fa_library(backend=None):
+    """ROCm flash-attention library ("default", "aotriton", "ck"): held as state on CUDA builds."""
+    if backend is not None:
+        if isinstance(backend, _ROCmFABackend):
+            choice = backend.value
+        elif isinstance(backend, str):
+            if backend not in ("default", "aotriton", "ck"):
+                raise RuntimeError(f"Unknown input value '{backend}'. Choose from: default, aotriton, ck.")
+            choice = backend
+        else:
+            raise ValueError(f"Unknown input value type {type(backend).__name__}. Choose from: default, "
+                             "aotriton, ck.")
+        _C.flag_set("cuda.preferred_rocm_fa_library", choice)
+    return _ROCmFABackend(_C.flag_get("cuda.preferred_rocm_fa_library"))
+
+
+def is_ck_sdpa_available():
+    """Whether ROCm's Composable Kernel SDPA may be used: never on a CUDA build."""
+    return False
+
+
+# ---------------------------------------------------------------- workspaces
+
+def _workspace(flag, size, effective):
+    if size is not None:
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"backplane.backends.cuda.{flag} expects an int number of bytes, "
+                            f"but got {type(size).__name__}")
+        _C.flag_set(f"cuda.{flag}", size)
+    return effective()
+
+
+def cublas_workspace_size(size=None):
+    """cuBLAS workspace in bytes; with ``size`` sets it (overrides CUBLAS_WORKSPACE_CONFIG)."""
+    return _workspace("cublas_workspace_size", size, _C.cublas_workspace_size)
+
+
+def cublaslt_workspace_size(size=None):
+    """cuBLASLt workspace in bytes (capped at the cuBLAS size when unified); ``size`` sets it."""
+    return _workspace("cublaslt_workspace_size", size, _C.cublaslt_workspace_size)
+
+
+def blas_workspace_size(size=None, backend=None):
+    """The workspace of ``backend`` (default: the preferred BLAS library)."""
+    if backend is None:
+        choice = preferred_blas_library().value
+    else:
+        try:
+            choice = _blas_choice(backend, "backend string")
+        except RuntimeError as e:
+            raise RuntimeError(str(e).replace("input value", "backend")) from None
+    if choice == "ck":
+        raise RuntimeError("CK backend does not use a workspace.")
+    if choice == "cublaslt":
+        return cublaslt_workspace_size(size)
+    return cublas_workspace_size(size)
+
+
+# ---------------------------------------------------------------- SDPA knobs
+
+def _sdp_setter(path, name):
+    def setter(enabled):
+        _props.check_bool(f"cuda.{name}", enabled)
+        _C.flag_set(path, enabled)
+    setter.__name__ = name
+    setter.__doc__ = f"Sets {path} (thread-local inside an sdpa_kernel scope)."
+    return setter
+
+
+def _sdp_getter(path, name):
+    def getter():
+        return _C.flag_get(path)
+    getter.__name__ = name
+    getter.__doc__ = f"Whether {path} is set."
+    return getter
+
+
+flash_sdp_enabled = _sdp_getter("cuda.flash_sdp_enabled", "flash_sdp_enabled")
+enable_flash_sdp = _sdp_setter("cuda.flash_sdp_enabled", "enable_flash_sdp")
+mem_efficient_sdp_enabled = _sdp_getter("cuda.mem_efficient_sdp_enabled", "mem_efficient_sdp_enabled")
+enable_mem_efficient_sdp = _sdp_setter("cuda.mem_efficient_sdp_enabled", "enable_mem_efficient_sdp")
+math_sdp_enabled = _sdp_getter("cuda.math_sdp_enabled", "math_sdp_enabled")
+enable_math_sdp = _sdp_setter("cuda.math_sdp_enabled", "enable_math_sdp")
+cudnn_sdp_enabled = _sdp_getter("cuda.cudnn_sdp_enabled", "cudnn_sdp_enabled")
+enable_cudnn_sdp = _sdp_setter("cuda.cudnn_sdp_enabled", "enable_cudnn_sdp")
+fp16_bf16_reduction_math_sdp_allowed = _sdp_getter("cuda.fp16_bf16_reduction_math_sdp_allowed",
+                                                   "fp16_bf16_reduction_math_sdp_allowed")
+allow_fp16_bf16_reduction_math_sdp = _sdp_setter("cuda.fp16_bf16_reduction_math_sdp_allowed",
+                                                 "allow_fp16_bf16_reduction_math_sdp")
+
+
+def is_flash_attention_available():
+    """Whether this build has a CUDA flash-attention implementation."""
+    return False
+
+
+def _cannot_use(params, debug, what):
+    if not isinstance(params, SDPAParams):
+        raise TypeError(f"can_use_{what}_attention expects an SDPAParams, but got {type(params).__name__}")
+    if debug:
+        warnings.warn(f"Backplane was built without a CUDA {what} attention implementation, so "
+                      f"can_use_{what}_attention is False for every input.", stacklevel=3)
+    return False
+
+
+def can_use_flash_attention(params, debug=False):
+    """Whether the CUDA flash-attention implementation accepts ``params`` (reasons warned with debug)."""
+    return _cannot_use(params, debug, "flash")
+
+
+def can_use_efficient_attention(params, debug=False):
+    """Whether the CUDA memory-efficient implementation accepts ``params``."""
+    return _cannot_use(params, debug, "efficient")
+
+
+def can_use_cudnn_attention(params, debug=False):
+    """Whether the cuDNN attention implementation accepts ``params``."""
+    return _cannot_use(params, debug, "cudnn")
+
+
+def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    """Deprecated: use backplane.nn.attention.sdpa_kernel. A thread-local scope over the SDPA flags."""
+    warnings.warn("backplane.backends.cuda.sdp_kernel() is deprecated. In the future, this context manager will "
+                  "be removed. Please see backplane.nn.attention.sdpa_kernel() for the new context manager, with "
+                  "updated signature.", FutureWarning, stacklevel=2)
+    chosen = [b for b, on in ((SDPBackend.FLASH_ATTENTION, enable_flash),
+                              (SDPBackend.EFFICIENT_ATTENTION, enable_mem_efficient),
+                              (SDPBackend.MATH, enable_math),
+                              (SDPBackend.CUDNN_ATTENTION, enable_cudnn)) if on]
+    return sdpa_kernel(chosen)
+
+
+_props.install_module_properties(__name__, "cuda")

@@ -1,0 +1,10 @@
+"""backplane.backends.openmp."""
+
+from .. import _C
+
+__all__ = ["is_available"]
+
+
+def is_available():
+    """Whether this build uses OpenMP."""
+    return bool(_C.built_with["openmp"])

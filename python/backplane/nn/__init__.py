@@ -1,0 +1,5 @@
+"""backplane.nn: attention controls (and, as they land, the nn modules)."""
+
+from . import attention
+
+__all__ = ["attention"]

@@ -1,0 +1,46 @@
+"""Shared test helpers: the package on sys.path, flag state restored after
+every test, and clean subprocesses for env-var tests."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+import backplane  # noqa: E402
+from backplane import _C  # noqa: E402
+
+# Env vars that steer Backplane; subprocess tests start without any of them.
+_STEERING_PREFIXES = ("BACKPLANE_", "TORCH_", "CUBLAS", "ATEN_", "DNNL_", "ONEDNN_")
+
+
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_STEERING_PREFIXES)}
+    env["PYTHONPATH"] = str(ROOT / "python")
+    env.update(extra)
+    return env
+
+
+def run_python(code, env=None, check=True):
+    """Runs ``code`` in a fresh interpreter with a clean environment (plus ``env``)."""
+    proc = subprocess.run([sys.executable, "-c", code], env=clean_env(**(env or {})), capture_output=True,
+                          text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"subprocess failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def restore_flags():
+    """Every test leaves the flag table as it found it."""
+    rows = [r for r in _C.flag_rows() if not r["env_only"]]
+    saved = {r["path"]: _C.flag_get(r["path"]) for r in rows}
+    yield
+    _C._set_flags_frozen(False)
+    for path, value in saved.items():
+        if _C.flag_get(path) != value:
+            _C.flag_set(path, value)
