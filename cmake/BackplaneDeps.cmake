@@ -128,3 +128,29 @@ elseif(BP_HAVE_CUDA)
 else()
   bp_backend_result(CUDNN FALSE "needs CUDA")
 endif()
+
+# NCCL and cuSPARSELt: beside the toolkit, or (cuSPARSELt) from the PyPI wheel
+# nvidia-cusparselt-cu13; found by header and library.
+macro(bp_cuda_side_library name header lib)
+  if(BP_HAVE_CUDA AND NOT BP_MODE_${name} STREQUAL "OFF")
+    find_path(${name}_INCLUDE_DIR ${header} HINTS ${CUDAToolkit_INCLUDE_DIRS} ${BP_${name}_HINTS}
+              PATH_SUFFIXES include)
+    find_library(${name}_LIBRARY ${lib} HINTS ${CUDAToolkit_LIBRARY_DIR} ${BP_${name}_HINTS}
+                 PATH_SUFFIXES lib lib64)
+  endif()
+  string(TOLOWER ${name} _lname)
+  if(${name}_INCLUDE_DIR AND ${name}_LIBRARY)
+    bp_backend_result(${name} TRUE "${${name}_LIBRARY}")
+    if(NOT TARGET bp::${_lname})
+      add_library(bp::${_lname} UNKNOWN IMPORTED)
+      set_target_properties(bp::${_lname} PROPERTIES IMPORTED_LOCATION "${${name}_LIBRARY}"
+                            INTERFACE_INCLUDE_DIRECTORIES "${${name}_INCLUDE_DIR}")
+    endif()
+  elseif(BP_HAVE_CUDA)
+    bp_backend_result(${name} FALSE "${header} / lib${lib} not found")
+  else()
+    bp_backend_result(${name} FALSE "needs CUDA")
+  endif()
+endmacro()
+bp_cuda_side_library(NCCL nccl.h nccl)
+bp_cuda_side_library(CUSPARSELT cusparseLt.h cusparseLt)

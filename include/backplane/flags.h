@@ -90,8 +90,10 @@ void disable_global_flags();
 bool flags_frozen();
 void set_frozen(bool frozen);
 
-// Called with the new process-wide value whenever it changes, and once on
-// registration with the current value (for vendor switches).
+// Called with the new process-wide value whenever it changes, and once with
+// the start-up value: at registration if the table is already built, else
+// when it is (registering never reads the environment itself, so static
+// initialisers may register).
 void on_change(Id id, std::function<void(int64_t)> hook);
 
 // A thread-local scope (Note [Flag resolution and scopes]).

@@ -8,11 +8,7 @@ statistics and tensors.
 from . import _C
 from ._C import __version__
 
-from . import backends, nn  # noqa: E402
-try:
-    from . import cuda  # TEMP-REGISTRY
-except ImportError:
-    pass
+from . import backends, cuda, nn  # noqa: E402
 
 __all__ = [
     "__version__", "backends", "cuda", "nn",

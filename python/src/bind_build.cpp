@@ -2,29 +2,23 @@
 
 #include <nanobind/stl/string.h>
 
-#include "backplane/version.h"
-#include "backplane_build_config.h"
+#include "backplane/build_info.h"
 #include "bindings.h"
 
 namespace bp::py {
 
 void bind_build(nb::module_& m) {
-  m.attr("__version__") = BACKPLANE_VERSION_STRING;
-  nb::dict built;
-  built["openmp"] = bool(BP_HAVE_OPENMP);
-  built["cpuinfo"] = bool(BP_HAVE_CPUINFO);
-  built["openblas"] = bool(BP_HAVE_OPENBLAS);
-  built["onednn"] = bool(BP_HAVE_ONEDNN);
-  built["fftw"] = bool(BP_HAVE_FFTW);
-  built["cuda"] = bool(BP_HAVE_CUDA);
-  built["cublas"] = bool(BP_HAVE_CUBLAS);
-  built["cublaslt"] = bool(BP_HAVE_CUBLASLT);
-  built["cudnn"] = bool(BP_HAVE_CUDNN);
-  built["cufft"] = bool(BP_HAVE_CUFFT);
-  built["cusolver"] = bool(BP_HAVE_CUSOLVER);
+  const BuildInfo& info = build_info();
+  m.attr("__version__") = info.version;
+  nb::dict built, why;
+  for (const BuiltBackend& b : info.backends) {
+    built[b.name.c_str()] = b.built;
+    why[b.name.c_str()] = b.why;
+  }
   m.attr("built_with") = built;
-  m.attr("build_type") = BP_BUILD_TYPE;
-  m.attr("compiler") = BP_CXX_COMPILER;
+  m.attr("built_why") = why;
+  m.attr("build_type") = info.build_type;
+  m.attr("compiler") = info.compiler;
 }
 
 }  // namespace bp::py

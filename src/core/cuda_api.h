@@ -13,7 +13,7 @@
 
 #include <cstddef>
 
-#define BP_CUDA_ABI_VERSION 1
+#define BP_CUDA_ABI_VERSION 2
 
 extern "C" {
 
@@ -34,6 +34,10 @@ struct BpCudaApi {
   int (*copy)(void* dst, const void* src, size_t bytes, int kind, char* err, size_t errlen);
   // Runs a tiny kernel end to end; 0 on success.
   int (*selftest)(char* err, size_t errlen);
+  // ABI 2: the version of a library's headers backplane_cuda was compiled
+  // against, in library_version's encoding; -1 when not built in. (cuDNN's
+  // compatibility check compares it with the run-time version.)
+  long (*compiled_library_version)(const char* library);
 };
 
 typedef const BpCudaApi* (*BpCudaApiFn)(void);

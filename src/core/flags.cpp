@@ -60,8 +60,6 @@ struct Global {
   std::array<std::atomic<int>, kCount> source{};
   std::atomic<uint64_t> epoch{0};
   std::atomic<bool> frozen{false};
-  std::mutex hooks_mutex;
-  std::array<std::vector<std::function<void(int64_t)>>, kCount> hooks;
 
   Global() : defs(build_rows()) {
     for (const auto& d : defs) rows.push_back(d.row);
@@ -106,12 +104,42 @@ struct Global {
   }
 };
 
+// Change hooks live apart from the table so that registering one (often
+// from a static initialiser) does not read the environment: the table is
+// built at the first flag access, when warnings can reach the right handler.
+struct Hooks {
+  std::mutex mutex;
+  std::array<std::vector<std::function<void(int64_t)>>, kCount> by_flag;
+  bool table_ready = false;
+};
+
+Hooks& hooks() {
+  static Hooks h;
+  return h;
+}
+
+std::vector<std::function<void(int64_t)>> hooks_of(int i) {
+  std::lock_guard<std::mutex> lock(hooks().mutex);
+  return hooks().by_flag[i];
+}
+
 Global& global() {
   static Global g;
+  // Once the table exists (env applied), hooks registered before it learn
+  // the start-up values. Hooks may read flags: the state flips before they
+  // run, so those reads return the table without announcing again.
+  static std::atomic<bool> announced{false};
+  if (!announced.load(std::memory_order_acquire) && !announced.exchange(true)) {
+    {
+      std::lock_guard<std::mutex> lock(hooks().mutex);
+      hooks().table_ready = true;
+    }
+    for (int i = 0; i < kCount; ++i)
+      for (auto& h : hooks_of(i)) h(g.value[i].load());
+  }
   return g;
 }
 
-// This thread's scoped overrides.
 struct Tls {
   std::array<int64_t, kCount> value{};
   std::bitset<kCount> set;
@@ -304,15 +332,10 @@ void set_raw(Id id, int64_t v) {
     tls.set[i] = true;
     return;
   }
-  std::vector<std::function<void(int64_t)>> hooks;
-  {
-    std::lock_guard<std::mutex> lock(g.hooks_mutex);
-    g.value[i].store(v);
-    g.source[i].store(static_cast<int>(Source::Api));
-    g.epoch.fetch_add(1);
-    hooks = g.hooks[i];
-  }
-  for (auto& h : hooks) h(v);
+  g.value[i].store(v);
+  g.source[i].store(static_cast<int>(Source::Api));
+  g.epoch.fetch_add(1);
+  for (auto& h : hooks_of(i)) h(v);
 }
 
 uint64_t epoch() { return global().epoch.load(); }
@@ -322,14 +345,13 @@ bool flags_frozen() { return global().frozen.load(); }
 void set_frozen(bool f) { global().frozen.store(f); }
 
 void on_change(Id id, std::function<void(int64_t)> hook) {
-  auto& g = global();
-  int64_t current;
+  bool ready;
   {
-    std::lock_guard<std::mutex> lock(g.hooks_mutex);
-    g.hooks[static_cast<int>(id)].push_back(hook);
-    current = g.value[static_cast<int>(id)].load();
+    std::lock_guard<std::mutex> lock(hooks().mutex);
+    hooks().by_flag[static_cast<int>(id)].push_back(hook);
+    ready = hooks().table_ready;
   }
-  hook(current);
+  if (ready) hook(global_raw(id));  // else the table announces it when built
 }
 
 struct Scope::Saved {

@@ -22,6 +22,12 @@
 #ifdef BP_CUDA_HAVE_CUSOLVER
 #include <cusolver_common.h>
 #endif
+#ifdef BP_CUDA_HAVE_CUSPARSELT
+#include <cusparseLt.h>
+#endif
+#ifdef BP_CUDA_HAVE_NCCL
+#include <nccl.h>
+#endif
 
 namespace {
 
@@ -97,8 +103,8 @@ long library_version(const char* lib) {
 #ifdef BP_CUDA_HAVE_CUFFT
   if (is("cufft")) {
     int v = 0;
-    cufftGetVersion(&v);
-    return v;
+    cufftGetVersion(&v);  // major*1000 + minor*100 + patch (CUFFT_VERSION's encoding)
+    return v / 1000 * 10000L + v % 1000;
   }
 #endif
 #ifdef BP_CUDA_HAVE_CUSOLVER
@@ -109,6 +115,50 @@ long library_version(const char* lib) {
     cusolverGetProperty(PATCH_LEVEL, &pa);
     return ma * 10000L + mi * 100L + pa;
   }
+#endif
+#ifdef BP_CUDA_HAVE_CUSPARSELT
+  if (is("cusparselt")) {
+    int ma = 0, mi = 0, pa = 0;
+    cusparseLtGetProperty(MAJOR_VERSION, &ma);
+    cusparseLtGetProperty(MINOR_VERSION, &mi);
+    cusparseLtGetProperty(PATCH_LEVEL, &pa);
+    return ma * 10000L + mi * 100L + pa;
+  }
+#endif
+#ifdef BP_CUDA_HAVE_NCCL
+  if (is("nccl")) {
+    int v = 0;
+    if (ncclGetVersion(&v) != ncclSuccess) return -1;
+    // NCCL >= 2.9 encodes major*10000 + minor*100 + patch; older major*1000 + minor*100 + patch.
+    return v >= 10000 ? v : v / 1000 * 10000L + v % 1000;
+  }
+#endif
+  return -1;
+}
+
+// The same encoding, from the headers this library was compiled against.
+long compiled_library_version(const char* lib) {
+  const auto is = [&](const char* name) { return std::strcmp(lib, name) == 0; };
+#ifdef BP_CUDA_HAVE_CUBLAS
+  if (is("cublas")) return CUBLAS_VER_MAJOR * 10000L + CUBLAS_VER_MINOR * 100L + CUBLAS_VER_PATCH;
+#endif
+#ifdef BP_CUDA_HAVE_CUBLASLT
+  if (is("cublaslt")) return CUBLAS_VER_MAJOR * 10000L + CUBLAS_VER_MINOR * 100L + CUBLAS_VER_PATCH;
+#endif
+#ifdef BP_CUDA_HAVE_CUDNN
+  if (is("cudnn")) return CUDNN_MAJOR * 10000L + CUDNN_MINOR * 100L + CUDNN_PATCHLEVEL;
+#endif
+#ifdef BP_CUDA_HAVE_CUFFT
+  if (is("cufft")) return CUFFT_VER_MAJOR * 10000L + CUFFT_VER_MINOR * 100L + CUFFT_VER_PATCH;
+#endif
+#ifdef BP_CUDA_HAVE_CUSOLVER
+  if (is("cusolver")) return CUSOLVER_VER_MAJOR * 10000L + CUSOLVER_VER_MINOR * 100L + CUSOLVER_VER_PATCH;
+#endif
+#ifdef BP_CUDA_HAVE_CUSPARSELT
+  if (is("cusparselt")) return CUSPARSELT_VER_MAJOR * 10000L + CUSPARSELT_VER_MINOR * 100L + CUSPARSELT_VER_PATCH;
+#endif
+#ifdef BP_CUDA_HAVE_NCCL
+  if (is("nccl")) return NCCL_MAJOR * 10000L + NCCL_MINOR * 100L + NCCL_PATCH;
 #endif
   return -1;
 }
@@ -140,7 +190,7 @@ extern "C" __attribute__((visibility("default"))) const BpCudaApi* bp_cuda_api(v
   static const BpCudaApi api = {
       BP_CUDA_ABI_VERSION, device_count, device_name,   device_capability, runtime_version,
       driver_version,      library_version, malloc_device, free_device,    copy,
-      bp_cuda_selftest,
+      bp_cuda_selftest,    compiled_library_version,
   };
   return &api;
 }

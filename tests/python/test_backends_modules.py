@@ -445,7 +445,7 @@ def test_opt_einsum_is_native_and_validated_on_every_path():
 
 def test_truthful_not_built_modules():
     assert not B.mps.is_built() and not B.mps.is_available() and not B.mps.is_macos13_or_newer()
-    with pytest.raises(RuntimeError, match="MPS is not available"):
+    with pytest.raises(NotImplementedError, match="MPS is not built"):
         B.mps.get_name()
     assert not B.kleidiai.is_available()
     assert B.openmp.is_available() == bool(_C.built_with["openmp"])

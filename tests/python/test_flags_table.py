@@ -164,8 +164,8 @@ def test_malformed_env_vars_warn_once_each_and_keep_the_default():
     ({"CUBLAS_WORKSPACE_CONFIG": ":4096:2:16:8"}, "cuda.cublas_workspace_size", 4096 * 1024 * 2 + 16 * 1024 * 8),
     ({"CUBLAS_WORKSPACE_CONFIG": "nonsense"}, "cuda.cublas_workspace_size", 4096 * 1024 * 2 + 16 * 1024 * 8),
     ({"CUBLASLT_WORKSPACE_SIZE": "2048"}, "cuda.cublaslt_workspace_size", 2048 * 1024),
-    ({"ATEN_CPU_CAPABILITY": "avx2"}, "cpu.capability_cap", "avx2"),
-    ({"ATEN_CPU_CAPABILITY": "bogus"}, "cpu.capability_cap", "auto"),
+    ({"ATEN_CPU_CAPABILITY": "avx2"}, "cpu.capability", "avx2"),
+    ({"ATEN_CPU_CAPABILITY": "bogus"}, "cpu.capability", "auto"),
     # The native name wins over the vendor name.
     ({"TORCH_BLAS_PREFER_CUBLASLT": "1", "BACKPLANE_CUDA_PREFERRED_BLAS_LIBRARY": "cublas"},
      "cuda.preferred_blas_library", "cublas"),

@@ -9,6 +9,7 @@ import warnings
 
 from .. import _C
 from . import _props
+from ..cuda import _device_index
 from ..nn.attention import SDPBackend, SDPAParams, sdpa_kernel
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
 
 def is_built():
     """Whether this Backplane was built with CUDA (says nothing about drivers or devices)."""
-    return bool(_C.built_with["cuda"])
+    return _C.cuda_is_built()
 
 
 # ---------------------------------------------------------------- cuda.matmul
@@ -86,25 +87,12 @@ matmul = _props.property_object("cuda.matmul", {
 
 # ---------------------------------------------------------------- cuFFT plan cache
 
-def _device_index(device):
-    if isinstance(device, bool):
-        raise TypeError(f"cufft_plan_cache: expected a device index, string or device, got {device!r}")
-    if isinstance(device, int):
-        return device
-    text = str(getattr(device, "device", device))
-    if text == "cuda":
-        return 0
-    if text.startswith("cuda:") and text[5:].isdigit():
-        return int(text[5:])
-    raise ValueError(f"cufft_plan_cache: expected a CUDA device ('cuda', 'cuda:N' or an int), got {device!r}")
-
-
 class CuFFTPlanCacheManager:
     """``cufft_plan_cache[i]`` is device i's cache; attributes of the manager
     itself (``size``, ``max_size``, ``clear()``) act on the current device (0)."""
 
     def __getitem__(self, device):
-        return _C.cufft_plan_cache(_device_index(device))
+        return _C.cufft_plan_cache(_device_index(device))  # None, int, "cuda", "cuda:N"
 
     def __getattr__(self, name):
         return getattr(self[0], name)

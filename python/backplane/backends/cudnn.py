@@ -22,7 +22,7 @@ def version():
 
 def is_available():
     """Whether this build has cuDNN (PyTorch's build-time meaning; see list_backends() for the runtime)."""
-    return bool(_C.built_with["cudnn"])
+    return _C.cudnn_is_available()
 
 
 def is_acceptable(tensor):

@@ -1,7 +1,9 @@
 """backplane.backends.kleidiai: Arm KleidiAI micro-kernels, never built on x86."""
 
+from .. import _C
+
 __all__ = ["is_available"]
 
 
 def is_available():
-    return False
+    return _C.kleidiai_is_available()

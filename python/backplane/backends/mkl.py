@@ -1,5 +1,7 @@
 """backplane.backends.mkl: Intel MKL, which is not part of this build (truthful answers)."""
 
+from .. import _C
+
 __all__ = ["is_available", "VERBOSE_OFF", "VERBOSE_ON", "verbose"]
 
 VERBOSE_OFF = 0
@@ -8,7 +10,7 @@ VERBOSE_ON = 1
 
 def is_available():
     """Whether this build has MKL: never (Backplane uses OpenBLAS and oneDNN)."""
-    return False
+    return _C.mkl_is_available()
 
 
 class verbose:
@@ -21,7 +23,7 @@ class verbose:
         self.enable = enable
 
     def __enter__(self):
-        if self.enable != VERBOSE_OFF:
+        if self.enable != VERBOSE_OFF and not is_available():
             raise RuntimeError("backplane.backends.mkl.verbose: MKL is not built into Backplane "
                                "(mkl.is_available() is False), so its verbose mode cannot be enabled; "
                                "for oneDNN's use backplane.backends.mkldnn.verbose")

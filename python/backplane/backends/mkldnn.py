@@ -20,12 +20,12 @@ VERBOSE_ON_CREATION = 2
 
 def is_available():
     """Whether this build has oneDNN."""
-    return bool(_C.built_with["onednn"])
+    return _C.mkldnn_is_available()
 
 
 def is_acl_available():
     """oneDNN with the Arm Compute Library: never on x86."""
-    return False
+    return _C.mkldnn_is_acl_available()
 
 
 class verbose:

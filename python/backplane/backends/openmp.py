@@ -7,4 +7,4 @@ __all__ = ["is_available"]
 
 def is_available():
     """Whether this build uses OpenMP."""
-    return bool(_C.built_with["openmp"])
+    return _C.openmp_is_available()
