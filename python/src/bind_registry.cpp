@@ -120,6 +120,10 @@ void bind_registry(nb::module_& m) {
   m.def("cuda_unavailable_reason", &backends::cuda::unavailable_reason);
   m.def("cuda_device_count", &backends::cuda::device_count);
   m.def("cuda_get_device_name", &backends::cuda::get_device_name, nb::arg("index") = 0);
+  m.def("cuda_selftest", [] {
+    const auto r = backends::cuda::selftest();
+    return nb::make_tuple(r.ran, r.ok, r.message);
+  }, "(ran, ok, message) of a tiny kernel run end to end on device 0");
   m.def("cuda_get_device_capability", &backends::cuda::get_device_capability, nb::arg("index") = 0);
 
   m.def("cudnn_is_available", &backends::cudnn::is_available);

@@ -55,4 +55,12 @@ std::pair<int, int> get_device_capability(int index) {
   return {major, minor};
 }
 
+SelftestResult selftest() {
+  if (!is_available()) return {false, false, "skipped: CUDA is " + unavailable_reason()};
+  char err[512] = "";
+  if (::bp::cuda::api()->selftest(err, sizeof err) == 0)
+    return {true, true, "kernel ran on device 0 and returned the right result"};
+  return {true, false, std::string("failed: ") + err};
+}
+
 }  // namespace bp::backends::cuda

@@ -80,12 +80,8 @@ json gather() {
 }
 
 json run_selftest() {
-  if (!backends::cuda::is_available())
-    return {{"ran", false}, {"ok", false}, {"message", "skipped: CUDA is " + backends::cuda::unavailable_reason()}};
-  char err[512] = "";
-  const int rc = ::bp::cuda::api()->selftest(err, sizeof err);
-  if (rc == 0) return {{"ran", true}, {"ok", true}, {"message", "kernel ran on device 0 and returned the right result"}};
-  return {{"ran", true}, {"ok", false}, {"message", std::string("failed: ") + err}};
+  const auto r = backends::cuda::selftest();
+  return {{"ran", r.ran}, {"ok", r.ok}, {"message", r.message}};
 }
 
 }  // namespace bp::cli::info

@@ -24,4 +24,13 @@ std::string get_device_name(int index = 0);
 // (major, minor) compute capability of device `index`; errors as above.
 std::pair<int, int> get_device_capability(int index = 0);
 
+// Runs a tiny kernel end to end on device 0 (allocate, launch, copy back,
+// check): proves the toolchain, the driver and the device agree.
+struct SelftestResult {
+  bool ran;             // false when CUDA is not available (skipped)
+  bool ok;
+  std::string message;  // what happened, or why it was skipped
+};
+SelftestResult selftest();
+
 }  // namespace bp::backends::cuda

@@ -1,0 +1,138 @@
+// Backplane's allocator: 64-byte aligned host memory, CUDA memory through
+// backplane_cuda, and per-device byte counts for memory_stats().
+
+#include "core/allocator.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "backends/cuda/cuda_loader.h"
+#include "backplane/error.h"
+#include "backplane/runtime.h"
+#include "backplane/tensor.h"
+
+namespace bp {
+namespace {
+
+// A cache line, and the widest vector register (AVX-512): aligned kernels
+// never split a load across lines.
+constexpr std::size_t kCpuAlignment = 64;
+
+struct StatsTable {
+  std::mutex mutex;
+  std::map<Device, MemoryStats> by_device;  // Device's ordering puts cpu first
+};
+StatsTable& stats_table() {
+  // Leaked on purpose: storages freed during static destruction (a tensor
+  // held by a global) still find their table.
+  static StatsTable* table = new StatsTable;
+  return *table;
+}
+
+void record_alloc(Device device, std::size_t nbytes) {
+  StatsTable& t = stats_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  MemoryStats& s = t.by_device[device];
+  s.current_bytes += static_cast<int64_t>(nbytes);
+  if (s.current_bytes > s.peak_bytes) s.peak_bytes = s.current_bytes;
+}
+
+void record_free(Device device, std::size_t nbytes) {
+  StatsTable& t = stats_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.by_device[device].current_bytes -= static_cast<int64_t>(nbytes);
+}
+
+std::string cuda_error_text(const char* buffer) {
+  return buffer[0] != '\0' ? std::string(buffer) : std::string("unknown CUDA error");
+}
+
+StoragePtr allocate_cpu(std::size_t nbytes) {
+  // aligned_alloc wants a multiple of the alignment; a zero-byte tensor still
+  // gets a real (unique, non-null) address, which DLPack consumers expect.
+  const std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+  void* p = std::aligned_alloc(kCpuAlignment, rounded == 0 ? kCpuAlignment : rounded);
+  if (p == nullptr) {
+    throw_runtime("allocate", "out of host memory allocating " + std::to_string(nbytes) + " bytes");
+  }
+  record_alloc(Device::cpu(), nbytes);
+  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [p, nbytes] {
+    std::free(p);
+    record_free(Device::cpu(), nbytes);
+  });
+}
+
+StoragePtr allocate_cuda(Device device, std::size_t nbytes) {
+  const BpCudaApi& api = alloc::require_cuda(device, "allocate");
+  void* p = nullptr;
+  char err[512] = {};
+  // cudaMalloc(0) returns a null pointer; one byte keeps addresses unique.
+  if (api.malloc_device(device.index, nbytes == 0 ? 1 : nbytes, &p, err, sizeof err) != 0) {
+    throw_runtime("allocate", "cannot allocate " + std::to_string(nbytes) + " bytes on " + device.str() +
+                                  ": " + cuda_error_text(err));
+  }
+  record_alloc(device, nbytes);
+  const BpCudaApi* table = &api;
+  return std::make_shared<Storage>(p, nbytes, device, [table, device, p, nbytes] {
+    table->free_device(device.index, p);
+    record_free(device, nbytes);
+  });
+}
+
+}  // namespace
+
+namespace alloc {
+
+const BpCudaApi& require_cuda(Device device, const char* op) {
+  const std::string where = std::string(op) + " on " + device.str();
+  const BpCudaApi* api = cuda::api();
+  if (api == nullptr) throw_runtime(op, where + ": CUDA is not available: " + cuda::load_error());
+  char err[512] = {};
+  const int count = api->device_count(err, sizeof err);
+  if (count < 0) throw_runtime(op, where + ": CUDA is not available: " + cuda_error_text(err));
+  if (count == 0) throw_runtime(op, where + ": CUDA is not available: no CUDA device");
+  if (device.index >= count) {
+    throw_runtime(op, where + ": no such device (this machine has " + std::to_string(count) +
+                          " CUDA device" + (count == 1 ? "" : "s") + ")");
+  }
+  return *api;
+}
+
+}  // namespace alloc
+
+Storage::Storage(void* data, std::size_t nbytes, Device device, std::function<void()> release,
+                 bool read_only)
+    : data_(data), nbytes_(nbytes), device_(device), release_(std::move(release)), read_only_(read_only) {}
+
+Storage::~Storage() {
+  if (release_) release_();
+}
+
+StoragePtr allocate_storage(Device device, std::size_t nbytes) {
+  return device.is_cpu() ? allocate_cpu(nbytes) : allocate_cuda(device, nbytes);
+}
+
+std::vector<std::pair<Device, MemoryStats>> memory_stats() {
+  StatsTable& t = stats_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  std::vector<std::pair<Device, MemoryStats>> out;
+  if (!t.by_device.contains(Device::cpu())) out.emplace_back(Device::cpu(), MemoryStats{});
+  for (const auto& [device, stats] : t.by_device) out.emplace_back(device, stats);
+  return out;
+}
+
+MemoryStats memory_stats(Device device) {
+  StatsTable& t = stats_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  auto it = t.by_device.find(device);
+  return it == t.by_device.end() ? MemoryStats{} : it->second;
+}
+
+void reset_peak_memory_stats() {
+  StatsTable& t = stats_table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  for (auto& [device, stats] : t.by_device) stats.peak_bytes = stats.current_bytes;
+}
+
+}  // namespace bp

@@ -1,0 +1,173 @@
+// DLPack export and import (ABI in core/dlpack_abi.h).
+
+#include <memory>
+
+#include "backplane/error.h"
+#include "backplane/tensor.h"
+#include "core/dlpack_abi.h"
+#include "core/tensor_internal.h"
+
+namespace bp {
+namespace {
+
+// What an exported struct owns: a view of the tensor (which holds the
+// storage) and the shape/strides arrays DLTensor points into.
+struct ExportContext {
+  Tensor tensor;
+  Shape shape;
+  Shape strides;
+};
+
+DLDataType dl_dtype(DType t, bool bf16_as_uint16) {
+  switch (t) {
+    case DType::f16: return {kBpDLFloat, 16, 1};
+    case DType::bf16: return bf16_as_uint16 ? DLDataType{kBpDLUInt, 16, 1} : DLDataType{kBpDLBfloat, 16, 1};
+    case DType::f32: return {kBpDLFloat, 32, 1};
+    case DType::f64: return {kBpDLFloat, 64, 1};
+    case DType::c64: return {kBpDLComplex, 64, 1};
+    case DType::c128: return {kBpDLComplex, 128, 1};
+    case DType::i8: return {kBpDLInt, 8, 1};
+    case DType::i32: return {kBpDLInt, 32, 1};
+    case DType::i64: return {kBpDLInt, 64, 1};
+    case DType::boolean: return {kBpDLBool, 8, 1};
+  }
+  return {kBpDLFloat, 32, 1};
+}
+
+std::string dl_dtype_str(DLDataType t) {
+  return "code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
+         std::to_string(t.lanes);
+}
+
+DType dtype_from_dl(DLDataType t, bool uint16_as_bf16) {
+  if (t.lanes == 1) {
+    for (DType candidate : kAllDTypes) {
+      const DLDataType d = dl_dtype(candidate, false);
+      if (d.code == t.code && d.bits == t.bits) return candidate;
+    }
+    if (uint16_as_bf16 && t.code == kBpDLUInt && t.bits == 16) return DType::bf16;
+  }
+  throw_bad_value("from_dlpack", "a DLPack dtype with " + dl_dtype_str(t),
+                  "one of " + dtype_allowed_names() + " with one lane");
+}
+
+Device device_from_dl(DLDevice d) {
+  switch (d.device_type) {
+    case kBpDLCPU:
+    case kBpDLCUDAHost:
+      return Device::cpu();
+    case kBpDLCUDA:
+    case kBpDLCUDAManaged:
+      if (d.device_id >= 0) return Device::cuda(d.device_id);
+      break;
+    default:
+      break;
+  }
+  throw_bad_value("from_dlpack",
+                  "DLPack device type " + std::to_string(d.device_type) + " id " + std::to_string(d.device_id),
+                  "kDLCPU (1), kDLCUDA (2), kDLCUDAHost (3) or kDLCUDAManaged (13)");
+}
+
+void fill_dl_tensor(DLTensor& out, ExportContext& ctx, const DLPackExportOptions& options) {
+  const Tensor& t = ctx.tensor;
+  out.data = t.data();
+  out.byte_offset = 0;
+  out.device = t.device().is_cpu() ? DLDevice{kBpDLCPU, 0} : DLDevice{kBpDLCUDA, t.device().index};
+  out.ndim = static_cast<int32_t>(t.ndim());
+  out.dtype = dl_dtype(t.dtype(), options.bf16_as_uint16);
+  out.shape = ctx.shape.data();
+  // Always given, although 0.x allows NULL for dense data: 1.x consumers may
+  // require it.
+  out.strides = ctx.strides.data();
+}
+
+std::unique_ptr<ExportContext> make_context(const Tensor& t) {
+  if (!t.defined()) throw_bad_value("to_dlpack", "an undefined tensor", "a defined tensor");
+  return std::make_unique<ExportContext>(ExportContext{t, t.shape(), t.strides()});
+}
+
+// The shared part of both imports. `release` frees the producer's struct;
+// it is attached to the storage only after every check passed, so an error
+// leaves ownership with the caller.
+Tensor import_dl_tensor(const DLTensor& dl, std::function<void()> release, bool read_only,
+                        const DLPackImportOptions& options) {
+  const char* op = "from_dlpack";
+  if (dl.ndim < 0) throw_bad_value(op, "ndim " + std::to_string(dl.ndim), "ndim >= 0");
+  if (dl.ndim > 0 && dl.shape == nullptr) throw_bad_value(op, "a NULL shape", "a shape array");
+  const DType dtype = dtype_from_dl(dl.dtype, options.uint16_as_bf16);
+  const Device device = device_from_dl(dl.device);
+  const Shape shape(dl.shape, dl.shape + dl.ndim);
+  for (int64_t s : shape) {
+    if (s < 0) throw_bad_value(op, "shape " + detail::shape_str(shape), "sizes >= 0");
+  }
+  const Shape strides = dl.strides != nullptr ? Shape(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
+  const int64_t itemsize = static_cast<int64_t>(dtype_itemsize(dtype));
+
+  // The storage starts at the lowest address the view touches (strides may
+  // be negative), so element 0 sits at offset -lowest.
+  const detail::Extent e = detail::element_extent(shape, strides);
+  char* first = static_cast<char*>(dl.data) + dl.byte_offset;
+  char* lowest = first + e.lowest * itemsize;
+  const std::size_t nbytes = static_cast<std::size_t>((e.end - e.lowest) * itemsize);
+  auto storage = std::make_shared<Storage>(lowest, nbytes, device, std::move(release), read_only);
+  return Tensor::from_storage(std::move(storage), shape, strides, -e.lowest, dtype);
+}
+
+}  // namespace
+
+DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t, DLPackExportOptions options) {
+  std::unique_ptr<ExportContext> ctx = make_context(t);
+  auto managed = std::make_unique<DLManagedTensorVersioned>();
+  managed->version = {kBpDLPackMajor, kBpDLPackMinor};
+  managed->flags = (t.storage()->read_only() ? kBpDLPackFlagReadOnly : 0) |
+                   (options.is_copy ? kBpDLPackFlagIsCopied : 0);
+  fill_dl_tensor(managed->dl_tensor, *ctx, options);
+  managed->manager_ctx = ctx.release();
+  managed->deleter = [](DLManagedTensorVersioned* self) {
+    delete static_cast<ExportContext*>(self->manager_ctx);
+    delete self;
+  };
+  return managed.release();
+}
+
+DLManagedTensor* to_dlpack(const Tensor& t, DLPackExportOptions options) {
+  std::unique_ptr<ExportContext> ctx = make_context(t);
+  auto managed = std::make_unique<DLManagedTensor>();
+  fill_dl_tensor(managed->dl_tensor, *ctx, options);
+  managed->manager_ctx = ctx.release();
+  managed->deleter = [](DLManagedTensor* self) {
+    delete static_cast<ExportContext*>(self->manager_ctx);
+    delete self;
+  };
+  return managed.release();
+}
+
+Tensor from_dlpack(DLManagedTensorVersioned* managed, DLPackImportOptions options) {
+  if (managed == nullptr) throw_bad_value("from_dlpack", "a null pointer", "a DLManagedTensorVersioned");
+  if (managed->version.major != kBpDLPackMajor) {
+    // Another major version may lay the struct out differently: only the
+    // version field may be read.
+    throw_bad_value("from_dlpack", "DLPack version " + std::to_string(managed->version.major) + "." +
+                                       std::to_string(managed->version.minor),
+                    "major version " + std::to_string(kBpDLPackMajor));
+  }
+  const bool read_only = (managed->flags & kBpDLPackFlagReadOnly) != 0;
+  return import_dl_tensor(
+      managed->dl_tensor,
+      [managed] {
+        if (managed->deleter != nullptr) managed->deleter(managed);
+      },
+      read_only, options);
+}
+
+Tensor from_dlpack(DLManagedTensor* managed, DLPackImportOptions options) {
+  if (managed == nullptr) throw_bad_value("from_dlpack", "a null pointer", "a DLManagedTensor");
+  return import_dl_tensor(
+      managed->dl_tensor,
+      [managed] {
+        if (managed->deleter != nullptr) managed->deleter(managed);
+      },
+      false, options);
+}
+
+}  // namespace bp

@@ -1,0 +1,61 @@
+#pragma once
+// Internal helpers shared by the tensor files: dim wrapping, index errors
+// and strided traversal.
+
+#include <cstdint>
+#include <string>
+
+#include "backplane/tensor.h"
+
+namespace bp::detail {
+
+// "[2, 3]".
+std::string shape_str(const Shape& shape);
+
+// IndexError "<op>: expected <allowed>, got <value>".
+[[noreturn]] void throw_bad_index(const std::string& op, const std::string& value,
+                                  const std::string& allowed);
+
+// Wraps a negative dim; IndexError when outside [-ndim, ndim).
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+
+// Calls fn(offset) for every element of (shape, strides) in row-major order,
+// offset counted in elements from element [0, ...]. The innermost dim runs
+// as a plain loop so contiguous rows stay cheap.
+template <class Fn>
+void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  for (int64_t s : shape) {
+    if (s == 0) return;
+  }
+  if (ndim == 0) {
+    fn(int64_t{0});
+    return;
+  }
+  const int64_t inner = shape[ndim - 1];
+  const int64_t inner_stride = strides[ndim - 1];
+  Shape index(ndim, 0);
+  int64_t base = 0;
+  while (true) {
+    for (int64_t i = 0; i < inner; ++i) fn(base + i * inner_stride);
+    // Odometer increment over the outer dims.
+    int64_t d = ndim - 2;
+    for (; d >= 0; --d) {
+      base += strides[d];
+      if (++index[d] < shape[d]) break;
+      base -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Lowest and one-past-highest element offsets (relative to element 0) that
+// a view touches; {0, 0} when it has no elements.
+struct Extent {
+  int64_t lowest = 0;
+  int64_t end = 0;
+};
+Extent element_extent(const Shape& shape, const Shape& strides);
+
+}  // namespace bp::detail

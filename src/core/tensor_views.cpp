@@ -1,0 +1,108 @@
+// Views: transpose, slice, select, reshape. None of them copies (reshape of
+// a non-contiguous tensor excepted) (Note [Tensor storage and views]).
+
+#include "backplane/error.h"
+#include "backplane/tensor.h"
+#include "core/tensor_internal.h"
+
+namespace bp {
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  check_defined("Tensor.transpose");
+  const int64_t a = detail::wrap_dim(dim0, ndim(), "Tensor.transpose");
+  const int64_t b = detail::wrap_dim(dim1, ndim(), "Tensor.transpose");
+  Tensor out = *this;
+  std::swap(out.shape_[a], out.shape_[b]);
+  std::swap(out.strides_[a], out.strides_[b]);
+  return out;
+}
+
+Tensor Tensor::T() const {
+  check_defined("Tensor.T");
+  return ndim() < 2 ? *this : transpose(-2, -1);
+}
+
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> stop,
+                     int64_t step) const {
+  const char* op = "Tensor.slice";
+  check_defined(op);
+  const int64_t d = detail::wrap_dim(dim, ndim(), op);
+  if (step == 0) throw_bad_value(op, "step 0", "a non-zero step");
+  const int64_t n = shape_[d];
+  // Python's rules (PySlice_AdjustIndices): negatives count from the end,
+  // then clamp; the defaults depend on the direction.
+  const auto adjust = [&](std::optional<int64_t> v, int64_t if_absent) {
+    if (!v) return if_absent;
+    int64_t x = *v < 0 ? *v + n : *v;
+    if (x < 0) x = step < 0 ? -1 : 0;
+    if (x >= n) x = step < 0 ? n - 1 : n;
+    return x;
+  };
+  const int64_t first = adjust(start, step < 0 ? n - 1 : 0);
+  const int64_t last = adjust(stop, step < 0 ? -1 : n);
+  int64_t length = 0;
+  if (step > 0 && last > first) length = (last - first - 1) / step + 1;
+  if (step < 0 && first > last) length = (first - last - 1) / (-step) + 1;
+
+  Tensor out = *this;
+  out.shape_[d] = length;
+  out.strides_[d] = strides_[d] * step;
+  // An empty slice keeps the offset; it must not point outside the storage.
+  if (length > 0) out.offset_ = offset_ + first * strides_[d];
+  return out;
+}
+
+Tensor Tensor::select(int64_t dim, int64_t index) const {
+  const char* op = "Tensor.select";
+  check_defined(op);
+  const int64_t d = detail::wrap_dim(dim, ndim(), op);
+  const int64_t n = shape_[d];
+  if (index < -n || index >= n) {
+    detail::throw_bad_index(op, "index " + std::to_string(index) + " for dim " + std::to_string(d),
+                            n == 0 ? std::string("no index (the dim has size 0)")
+                                   : "an index in [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
+  }
+  const int64_t i = index < 0 ? index + n : index;
+  Tensor out = *this;
+  out.offset_ = offset_ + i * strides_[d];
+  out.shape_.erase(out.shape_.begin() + d);
+  out.strides_.erase(out.strides_.begin() + d);
+  return out;
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  const char* op = "Tensor.reshape";
+  check_defined(op);
+  Shape target = shape;
+  int64_t known = 1;
+  int64_t inferred = -1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1 && inferred < 0) {
+      inferred = static_cast<int64_t>(i);
+    } else if (target[i] < 0) {
+      throw_bad_value(op, "shape " + detail::shape_str(shape), "sizes >= 0 and at most one -1");
+    } else {
+      known *= target[i];
+    }
+  }
+  const int64_t n = numel();
+  if (inferred >= 0) {
+    if (known == 0 || n % known != 0) {
+      throw_bad_value(op, "shape " + detail::shape_str(shape),
+                      "a shape with " + std::to_string(n) + " elements (from " + detail::shape_str(shape_) + ")");
+    }
+    target[inferred] = n / known;
+    known *= target[inferred];
+  }
+  if (known != n) {
+    throw_bad_value(op, "shape " + detail::shape_str(shape),
+                    "a shape with " + std::to_string(n) + " elements (from " + detail::shape_str(shape_) + ")");
+  }
+  const Tensor dense = contiguous();
+  Tensor out = dense;
+  out.shape_ = target;
+  out.strides_ = contiguous_strides(target);
+  return out;
+}
+
+}  // namespace bp

@@ -1,0 +1,88 @@
+#include "core/threads.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "backplane/error.h"
+#include "backplane/runtime.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace bp {
+namespace {
+
+int default_num_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+#endif
+}
+
+// 0 until set_num_threads is called; then the user's count.
+std::atomic<int> g_user_threads{0};
+// Bumped on every set_num_threads, so threads notice a change cheaply.
+std::atomic<uint64_t> g_generation{0};
+
+struct HookList {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, threads::Hook>> hooks;
+};
+HookList& hook_list() {
+  static HookList list;
+  return list;
+}
+
+void set_this_thread_openmp(int n) {
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#else
+  (void)n;
+#endif
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+  if (n < 1) throw_bad_value("set_num_threads", std::to_string(n), "a number of threads >= 1");
+  HookList& list = hook_list();
+  std::lock_guard<std::mutex> lock(list.mutex);
+  g_user_threads.store(n);
+  g_generation.fetch_add(1);
+  set_this_thread_openmp(n);
+  for (const auto& entry : list.hooks) entry.second(n);
+}
+
+int get_num_threads() {
+  const int n = g_user_threads.load();
+  if (n > 0) return n;
+  static const int initial = default_num_threads();
+  return initial;
+}
+
+namespace threads {
+
+void register_hook(const char* library, Hook hook) {
+  HookList& list = hook_list();
+  std::lock_guard<std::mutex> lock(list.mutex);
+  list.hooks.emplace_back(library, hook);
+  if (const int n = g_user_threads.load(); n > 0) hook(n);
+}
+
+void apply_num_threads_to_this_thread() {
+  thread_local uint64_t seen_generation = 0;
+  const uint64_t now = g_generation.load(std::memory_order_acquire);
+  if (now == seen_generation) return;
+  seen_generation = now;
+  set_this_thread_openmp(g_user_threads.load());
+}
+
+}  // namespace threads
+}  // namespace bp

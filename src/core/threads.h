@@ -1,0 +1,36 @@
+#pragma once
+// Internal side of bp::set_num_threads: hooks for thread pools outside the
+// core, and the per-thread OpenMP setting.
+//
+// Note [One thread count]
+// bp::set_num_threads(n) governs three libraries:
+// - OpenMP: omp_set_num_threads(n). Its setting (the nthreads-var ICV) is
+//   per thread, so it reaches the thread that called set_num_threads at
+//   once and any other thread when that thread calls
+//   apply_num_threads_to_this_thread() (ops call it on entry; it costs one
+//   atomic load when nothing changed).
+// - OpenBLAS (the OpenMP variant Backplane links): openblas_set_num_threads,
+//   from src/backends/openblas/openblas_threads.cpp through a hook below,
+//   because the core does not link OpenBLAS. That variant also follows
+//   omp_get_max_threads() of the calling thread on each call.
+// - oneDNN: Debian's libdnnl2 (2.6) is built with DNNL_CPU_RUNTIME=OMP
+//   (see dnnl_config.h; it links libgomp), and with that runtime oneDNN sizes
+//   every parallel region by omp_get_max_threads() of the thread executing
+//   the primitive. It has no setter of its own, so the OpenMP setting above
+//   is what governs it. A oneDNN built with TBB or a threadpool would need a
+//   hook here instead.
+
+namespace bp::threads {
+
+using Hook = void (*)(int num_threads);
+
+// Registers a library's setter. Called at load time (static initialisers in
+// the backend's own file). The hook runs at once if the user already chose a
+// count, and on every later set_num_threads.
+void register_hook(const char* library, Hook hook);
+
+// Applies the process-wide count to this thread's OpenMP setting when it
+// differs (Note [One thread count]).
+void apply_num_threads_to_this_thread();
+
+}  // namespace bp::threads
