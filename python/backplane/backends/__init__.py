@@ -45,5 +45,5 @@ _props.install_module_properties(__name__, "")
 
 from . import (  # noqa: E402  (submodules read the package's helpers)
     cpu, cuda, cudnn, cusparselt, kleidiai, mha, miopen, mkl, mkldnn, mps, nnpack, openmp, opt_einsum,
-    python_native,
+    python_native, xeon,
 )
