@@ -18,11 +18,11 @@ def say(title):
 
 
 def main():
-    say("The machine")
-    print(f"CPU capability: {B.cpu.get_cpu_capability()}")
-    for b in B.list_backends():
-        mark = "✓" if b.available else "✗"
-        print(f"  {mark} {b.name:<11} {b.version or ''} {'' if b.available else b.reason}")
+    say("The machine (details: backplane info)")
+    usable = [b.name for b in B.list_backends() if b.available]
+    print(f"CPU capability {B.cpu.get_cpu_capability()}; usable backends: {', '.join(usable)}")
+    if not backplane.cuda.is_available():
+        print(f"CUDA: {backplane.cuda.unavailable_reason()}")
 
     say("Precision is a permission, held in one tree")
     print(f"float32 matmul precision: {backplane.get_float32_matmul_precision()}")

@@ -2,6 +2,7 @@
 
 The Python faces of CLI commands (``backplane.backends.xeon.run_cpu``) run
 the C++ tool rather than re-implementing it. Search order: ``$BACKPLANE_CLI``;
+the copy installed inside the package (``backplane/bin``, by ``pip install``);
 the development build named in ``_build_info.py`` (written by CMake); then
 ``backplane`` on PATH.
 """
@@ -32,7 +33,8 @@ def cli_path():
         if not _is_executable(override):
             raise FileNotFoundError(f"BACKPLANE_CLI={override!r} is not an executable file")
         return override
-    found = _development_build_cli() or shutil.which("backplane")
+    packaged = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "backplane")
+    found = (packaged if _is_executable(packaged) else None) or _development_build_cli() or shutil.which("backplane")
     if found is None:
         raise FileNotFoundError(
             "cannot find the backplane command-line tool: build it (make build), put it on PATH, "

@@ -14,7 +14,7 @@ from . import _props
 __all__ = [
     "cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn", "mps",
     "nnpack", "openmp", "opt_einsum", "python_native", "xeon",
-    "disable_global_flags", "flags_frozen", "flags", "list_backends",
+    "disable_global_flags", "flags_frozen", "flags_epoch", "flags", "list_backends",
 ]
 
 _flags_spec = _props.FlagsSpec([_props.flag_param("fp32_precision", "fp32_precision", "none")])
@@ -27,6 +27,11 @@ def disable_global_flags():
 
 def flags_frozen():
     return _C.flags_frozen()
+
+
+def flags_epoch():
+    """A counter that changes whenever a process-wide flag value changes (scoped changes do not move it)."""
+    return _C.flags_epoch()
 
 
 @contextlib.contextmanager
