@@ -75,18 +75,25 @@ int driver_version() {
   return v;
 }
 
+// A version as major*10000 + minor*100 + patch (cuDNN's own encoding).
+constexpr long encode_version(long major, long minor, long patch) { return major * 10000L + minor * 100L + patch; }
+
+// The same from a library's XxxGetProperty(libraryPropertyType, int*) function.
+template <class GetProperty>
+long version_from_properties(GetProperty get) {
+  int major = 0, minor = 0, patch = 0;
+  get(MAJOR_VERSION, &major);
+  get(MINOR_VERSION, &minor);
+  get(PATCH_LEVEL, &patch);
+  return encode_version(major, minor, patch);
+}
+
 // Library versions as major*10000 + minor*100 + patch (cuDNN's own encoding),
 // read from the library at run time, not from the headers.
 long library_version(const char* lib) {
   const auto is = [&](const char* name) { return std::strcmp(lib, name) == 0; };
 #ifdef BP_CUDA_HAVE_CUBLAS
-  if (is("cublas")) {
-    int ma = 0, mi = 0, pa = 0;
-    cublasGetProperty(MAJOR_VERSION, &ma);
-    cublasGetProperty(MINOR_VERSION, &mi);
-    cublasGetProperty(PATCH_LEVEL, &pa);
-    return ma * 10000L + mi * 100L + pa;
-  }
+  if (is("cublas")) return version_from_properties(cublasGetProperty);
 #endif
 #ifdef BP_CUDA_HAVE_CUBLASLT
   if (is("cublaslt")) {
@@ -108,22 +115,10 @@ long library_version(const char* lib) {
   }
 #endif
 #ifdef BP_CUDA_HAVE_CUSOLVER
-  if (is("cusolver")) {
-    int ma = 0, mi = 0, pa = 0;
-    cusolverGetProperty(MAJOR_VERSION, &ma);
-    cusolverGetProperty(MINOR_VERSION, &mi);
-    cusolverGetProperty(PATCH_LEVEL, &pa);
-    return ma * 10000L + mi * 100L + pa;
-  }
+  if (is("cusolver")) return version_from_properties(cusolverGetProperty);
 #endif
 #ifdef BP_CUDA_HAVE_CUSPARSELT
-  if (is("cusparselt")) {
-    int ma = 0, mi = 0, pa = 0;
-    cusparseLtGetProperty(MAJOR_VERSION, &ma);
-    cusparseLtGetProperty(MINOR_VERSION, &mi);
-    cusparseLtGetProperty(PATCH_LEVEL, &pa);
-    return ma * 10000L + mi * 100L + pa;
-  }
+  if (is("cusparselt")) return version_from_properties(cusparseLtGetProperty);
 #endif
 #ifdef BP_CUDA_HAVE_NCCL
   if (is("nccl")) {
@@ -140,25 +135,25 @@ long library_version(const char* lib) {
 long compiled_library_version(const char* lib) {
   const auto is = [&](const char* name) { return std::strcmp(lib, name) == 0; };
 #ifdef BP_CUDA_HAVE_CUBLAS
-  if (is("cublas")) return CUBLAS_VER_MAJOR * 10000L + CUBLAS_VER_MINOR * 100L + CUBLAS_VER_PATCH;
+  if (is("cublas")) return encode_version(CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
 #endif
 #ifdef BP_CUDA_HAVE_CUBLASLT
-  if (is("cublaslt")) return CUBLAS_VER_MAJOR * 10000L + CUBLAS_VER_MINOR * 100L + CUBLAS_VER_PATCH;
+  if (is("cublaslt")) return encode_version(CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH);
 #endif
 #ifdef BP_CUDA_HAVE_CUDNN
-  if (is("cudnn")) return CUDNN_MAJOR * 10000L + CUDNN_MINOR * 100L + CUDNN_PATCHLEVEL;
+  if (is("cudnn")) return encode_version(CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
 #endif
 #ifdef BP_CUDA_HAVE_CUFFT
-  if (is("cufft")) return CUFFT_VER_MAJOR * 10000L + CUFFT_VER_MINOR * 100L + CUFFT_VER_PATCH;
+  if (is("cufft")) return encode_version(CUFFT_VER_MAJOR, CUFFT_VER_MINOR, CUFFT_VER_PATCH);
 #endif
 #ifdef BP_CUDA_HAVE_CUSOLVER
-  if (is("cusolver")) return CUSOLVER_VER_MAJOR * 10000L + CUSOLVER_VER_MINOR * 100L + CUSOLVER_VER_PATCH;
+  if (is("cusolver")) return encode_version(CUSOLVER_VER_MAJOR, CUSOLVER_VER_MINOR, CUSOLVER_VER_PATCH);
 #endif
 #ifdef BP_CUDA_HAVE_CUSPARSELT
-  if (is("cusparselt")) return CUSPARSELT_VER_MAJOR * 10000L + CUSPARSELT_VER_MINOR * 100L + CUSPARSELT_VER_PATCH;
+  if (is("cusparselt")) return encode_version(CUSPARSELT_VER_MAJOR, CUSPARSELT_VER_MINOR, CUSPARSELT_VER_PATCH);
 #endif
 #ifdef BP_CUDA_HAVE_NCCL
-  if (is("nccl")) return NCCL_MAJOR * 10000L + NCCL_MINOR * 100L + NCCL_PATCH;
+  if (is("nccl")) return encode_version(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
 #endif
   return -1;
 }

@@ -125,9 +125,11 @@ class _ROCmFABackend(enum.Enum):
     Ck = "ck"
 
 
+# Accepted strings (aliases included) -> the canonical value stored in the flag.
 _BLAS_STRINGS = {"default": "default", "cublas": "cublas", "hipblas": "cublas", "cublaslt": "cublaslt",
                  "hipblaslt": "cublaslt", "ck": "ck"}
-_BLAS_CHOICES = "default, cublas, hipblas, cublaslt, hipblaslt, ck"
+_LINALG_STRINGS = {"default": "default", "cusolver": "cusolver", "magma": "magma"}
+_ROCM_FA_STRINGS = {"default": "default", "aotriton": "aotriton", "ck": "ck"}
 
 
 def _experimental_warning(name):
@@ -135,15 +137,21 @@ def _experimental_warning(name):
                   "behavior when this flag is set please file an issue.", stacklevel=3)
 
 
-def _blas_choice(backend, what="input value"):
-    if isinstance(backend, _BlasBackend):
+def _choice(backend, enum_cls, strings, what="input value", type_error=RuntimeError):
+    """The canonical string of a library preference given as a string or an enum member.
+
+    PyTorch's error types: an unknown string is a RuntimeError; another type
+    a RuntimeError too, except where noted (``type_error``).
+    """
+    choices = ", ".join(strings)
+    if isinstance(backend, enum_cls):
         return backend.value
     if isinstance(backend, str):
-        if backend not in _BLAS_STRINGS:
-            raise RuntimeError(f"Unknown {what} '{backend}'. Choose from: {_BLAS_CHOICES}.")
-        return _BLAS_STRINGS[backend]
-    raise RuntimeError(f"Unknown {what} type {type(backend).__name__}: expected a str ({_BLAS_CHOICES}) "
-                       "or a _BlasBackend")
+        if backend not in strings:
+            raise RuntimeError(f"Unknown {what} '{backend}'. Choose from: {choices}.")
+        return strings[backend]
+    raise type_error(f"Unknown {what} type {type(backend).__name__}: expected a str ({choices}) "
+                     f"or a {enum_cls.__name__}")
 
 
 def preferred_blas_library(backend=None):
@@ -152,7 +160,7 @@ def preferred_blas_library(backend=None):
     With ``backend`` (a string or ``_BlasBackend``) sets the preference; returns the current one.
     """
     if backend is not None:
-        choice = _blas_choice(backend)
+        choice = _choice(backend, _BlasBackend, _BLAS_STRINGS)
         if choice == "cublaslt" and not _C.built_with["cublaslt"]:
             raise RuntimeError("Cannot set preferred backend to cuBLASLt if Backplane has not been compiled "
                                "with cuBLASLt.")
@@ -172,15 +180,7 @@ def preferred_linalg_library(backend=None):
     Validated before it is stored (PyTorch stores first; docs/differences.md).
     """
     if backend is not None:
-        if isinstance(backend, _LinalgBackend):
-            choice = backend.value
-        elif isinstance(backend, str):
-            if backend not in ("default", "cusolver", "magma"):
-                raise RuntimeError(f"Unknown input value '{backend}'. Choose from: default, cusolver, magma.")
-            choice = backend
-        else:
-            raise RuntimeError(f"Unknown input value type {type(backend).__name__}: expected a str "
-                               "(default, cusolver, magma) or a _LinalgBackend")
+        choice = _choice(backend, _LinalgBackend, _LINALG_STRINGS)
         if choice == "cusolver" and not _C.built_with["cusolver"]:
             raise RuntimeError("Cannot set preferred backend to cuSOLVER if Backplane has not been compiled "
                                "with cuSOLVER.")
@@ -196,15 +196,8 @@ def preferred_linalg_library(backend=None):
 def preferred_rocm_fa_library(backend=None):
     """ROCm flash-attention library ("default", "aotriton", "ck"): held as state on CUDA builds."""
     if backend is not None:
-        if isinstance(backend, _ROCmFABackend):
-            choice = backend.value
-        elif isinstance(backend, str):
-            if backend not in ("default", "aotriton", "ck"):
-                raise RuntimeError(f"Unknown input value '{backend}'. Choose from: default, aotriton, ck.")
-            choice = backend
-        else:
-            raise ValueError(f"Unknown input value type {type(backend).__name__}. Choose from: default, "
-                             "aotriton, ck.")
+        # PyTorch raises ValueError (not RuntimeError) for a wrong type here.
+        choice = _choice(backend, _ROCmFABackend, _ROCM_FA_STRINGS, type_error=ValueError)
         _C.flag_set("cuda.preferred_rocm_fa_library", choice)
     return _ROCmFABackend(_C.flag_get("cuda.preferred_rocm_fa_library"))
 
@@ -240,10 +233,7 @@ def blas_workspace_size(size=None, backend=None):
     if backend is None:
         choice = preferred_blas_library().value
     else:
-        try:
-            choice = _blas_choice(backend, "backend string")
-        except RuntimeError as e:
-            raise RuntimeError(str(e).replace("input value", "backend")) from None
+        choice = _choice(backend, _BlasBackend, _BLAS_STRINGS, what="backend")
     if choice == "ck":
         raise RuntimeError("CK backend does not use a workspace.")
     if choice == "cublaslt":
