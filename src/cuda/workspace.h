@@ -1,0 +1,22 @@
+#pragma once
+// GEMM workspaces on the device: one buffer per (device, thread), grown to
+// the size the knobs ask for and counted by memory_stats (allocated through
+// bp::allocate_storage). With the unified workspace (the default, spec 4.6)
+// cuBLAS and cuBLASLt share the buffer; otherwise each has its own.
+
+#include <cstddef>
+
+namespace bp::cuda_impl {
+
+enum class WorkspaceUser { cublas, cublaslt };
+
+struct Workspace {
+  void* data;
+  size_t bytes;
+};
+
+// At least `bytes` of device memory for `user` on `device`, valid until this
+// thread asks again with a larger size.
+Workspace gemm_workspace(int device, WorkspaceUser user, size_t bytes);
+
+}  // namespace bp::cuda_impl

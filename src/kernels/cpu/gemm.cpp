@@ -1,0 +1,340 @@
+// The GEMM driver: picks the ISA's kernel table, handles the degenerate and
+// GEMV-like shapes, cuts the problem into packed blocks (Note [GEMM packed
+// panels] in gemm_kernel.h) and shares them out to OpenMP threads.
+//
+// Loop nest (GotoBLAS / BLIS order), for each thread team:
+//   jc over n in nc blocks
+//     pc over k in kc blocks:  pack B (kc x nc), shared, packed by all threads
+//       ic over m in mc blocks: pack A (mc x kc), private to its thread
+//         jr over NR strips of B:  (a B strip, NR x kc, stays in L1)
+//           ir over MR strips of A: micro-kernel (the A block stays in L2)
+// Threads split the ic loop (each thread's A block then sits in its own
+// core's L2) when there are enough mc blocks, otherwise the jr loop (small
+// m: every thread packs the same A block, which is cheap next to the B work,
+// and packs and uses only its own B strips, with no barrier at all).
+
+#include "kernels/cpu/gemm.h"
+
+#include <algorithm>
+
+#include "backplane/error.h"
+#include "backplane/tensor.h"
+#include "core/threads.h"
+#include "kernels/cpu/gemm_kernel.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace bp::kernels::cpu {
+
+using detail::GemmKernel;
+using detail::GemmSrc;
+
+const char* gemm_isa_name(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::generic: return "generic";
+    case GemmIsa::avx2: return "avx2";
+    case GemmIsa::avx512: return "avx512";
+    case GemmIsa::avx512_bf16: return "avx512_bf16";
+  }
+  return "unknown";
+}
+
+bool gemm_isa_supported(GemmIsa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  // __builtin_cpu_supports also checks that the OS saves the wider registers.
+  switch (isa) {
+    case GemmIsa::generic: return true;
+    case GemmIsa::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    case GemmIsa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    case GemmIsa::avx512_bf16:
+      return gemm_isa_supported(GemmIsa::avx512) && __builtin_cpu_supports("avx512bf16");
+  }
+  return false;
+#else
+  return isa == GemmIsa::generic;
+#endif
+}
+
+namespace {
+
+void require_supported(GemmIsa isa, const char* fn) {
+  if (!gemm_isa_supported(isa)) {
+    throw_runtime(fn, std::string("GEMM variant '") + gemm_isa_name(isa) + "' is not supported on this CPU");
+  }
+}
+
+const GemmKernel<float>* kernel_f32(GemmIsa isa, GemmSrc src, const char* fn) {
+  require_supported(isa, fn);
+  const GemmKernel<float>* k = nullptr;
+  switch (isa) {
+    case GemmIsa::generic: k = detail::gemm_kernel_f32_generic(src); break;
+    case GemmIsa::avx2: k = detail::gemm_kernel_f32_avx2(src); break;
+    case GemmIsa::avx512: k = detail::gemm_kernel_f32_avx512(src); break;
+    case GemmIsa::avx512_bf16: k = detail::gemm_kernel_f32_avx512_bf16(src); break;
+  }
+  if (k == nullptr) throw_runtime(fn, std::string("no '") + gemm_isa_name(isa) + "' kernel for this dtype");
+  return k;
+}
+
+const GemmKernel<double>* kernel_f64(GemmIsa isa) {
+  require_supported(isa, "gemm_f64");
+  switch (isa) {
+    case GemmIsa::generic: return detail::gemm_kernel_f64_generic();
+    case GemmIsa::avx2: return detail::gemm_kernel_f64_avx2();
+    case GemmIsa::avx512: return detail::gemm_kernel_f64_avx512();
+    case GemmIsa::avx512_bf16: break;
+  }
+  throw_runtime("gemm_f64", "no 'avx512_bf16' kernel for f64 (bf16 arithmetic is an fp32 mode)");
+}
+
+// One problem, type-erased in its inputs: A (m x k) and B (k x n) are views of
+// elements `src_bytes` wide; C is m x n of Acc.
+template <class Acc>
+struct Problem {
+  const char* a;
+  int64_t a_rs, a_cs;
+  const char* b;
+  int64_t b_rs, b_cs;
+  Acc* c;
+  int64_t c_rs, c_cs;
+  int64_t m, n, k;
+  int64_t src_bytes;
+  Acc alpha, beta;
+};
+
+// C^T = B^T A^T: the same problem with the operands' roles swapped.
+template <class Acc>
+Problem<Acc> transposed(const Problem<Acc>& p) {
+  Problem<Acc> t = p;
+  t.a = p.b, t.a_rs = p.b_cs, t.a_cs = p.b_rs;
+  t.b = p.a, t.b_rs = p.a_cs, t.b_cs = p.a_rs;
+  t.c_rs = p.c_cs, t.c_cs = p.c_rs;
+  t.m = p.n, t.n = p.m;
+  return t;
+}
+
+template <class Acc>
+void scale_c(const Problem<Acc>& p) {  // C = beta * C (k == 0 or alpha == 0)
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      Acc& x = p.c[i * p.c_rs + j * p.c_cs];
+      x = p.beta == Acc(0) ? Acc(0) : p.beta * x;
+    }
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+// Splits `count` items into `parts` near-equal shares; returns share `i`.
+void share(int64_t count, int parts, int i, int64_t* begin, int64_t* end) {
+  *begin = count * i / parts;
+  *end = count * (i + 1) / parts;
+}
+
+// Packing buffers, cached per calling thread and grown on demand: a fresh
+// multi-MiB allocation per call would cost more in page faults than a
+// 256^3 GEMM takes. They come from bp::allocate_storage, so memory_stats()
+// counts them (as long-lived workspace, like other libraries' GEMM pools).
+char* workspace(std::size_t bytes) {
+  thread_local StoragePtr cached;
+  if (!cached || cached->nbytes() < bytes) {
+    cached.reset();
+    cached = allocate_storage(Device::cpu(), bytes);
+  }
+  return static_cast<char*>(cached->data());
+}
+
+constexpr std::size_t kAlign = 4096;  // page-aligned panels: no panel shares a page with another thread's
+
+int team_size(int64_t m, int64_t n, int64_t k) {
+#ifdef _OPENMP
+  int nt = omp_get_max_threads();
+  // Below ~2 MFLOP per thread, waking a team costs more than it saves.
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t useful = static_cast<int64_t>(flops / 2.0e6);
+  if (useful < nt) nt = static_cast<int>(std::max<int64_t>(useful, 1));
+  return std::max(nt, 1);
+#else
+  (void)m, (void)n, (void)k;
+  return 1;
+#endif
+}
+
+void barrier(int nt) {
+#ifdef _OPENMP
+  if (nt > 1) {
+#pragma omp barrier
+  }
+#else
+  (void)nt;
+#endif
+}
+
+template <class Acc>
+void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  const int64_t mr = kr.mr, nr = kr.nr, eb = kr.elem_bytes, ku = kr.k_unit;
+  int nt = team_size(p.m, p.n, p.k);
+
+  // Balanced blocks: as many blocks as the default size needs, then equal
+  // sizes, so no block is a sliver (a 2049 x 2049 problem gets two kc blocks
+  // of 1025, not 2048 + 1).
+  const int64_t kb = ceil_div(p.k, kr.kc);
+  const int64_t kc = round_up(ceil_div(p.k, kb), ku);
+  const int64_t nb = ceil_div(p.n, kr.nc);
+  const int64_t nc = round_up(ceil_div(p.n, nb), nr);
+  int64_t mb = ceil_div(p.m, kr.mc);
+  const bool split_m = nt > 1 && mb >= nt;
+  if (split_m) mb = round_up(mb, nt);  // every thread gets the same number of A blocks
+  const int64_t mc = round_up(ceil_div(p.m, mb), mr);
+  mb = ceil_div(p.m, mc);
+
+  const std::size_t b_bytes = round_up(static_cast<int64_t>(nc * kc * eb), kAlign);
+  const std::size_t a_bytes = round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
+  char* ws = workspace(b_bytes + a_bytes * nt + kAlign);
+  ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
+  char* const bpack = ws;
+
+  auto body = [&](int tid) {
+    char* const apack = ws + b_bytes + a_bytes * tid;
+    for (int64_t jc = 0; jc < p.n; jc += nc) {
+      const int64_t ncur = std::min(nc, p.n - jc);
+      const int64_t nstrips = ceil_div(ncur, nr);
+      for (int64_t pc = 0; pc < p.k; pc += kc) {
+        const int64_t kcur = std::min(kc, p.k - pc);
+        const int64_t kpad = round_up(kcur, ku);
+        const Acc beta = pc == 0 ? p.beta : Acc(1);
+        {  // B block: each thread packs a share of its strips
+          int64_t s0, s1;
+          share(nstrips, nt, tid, &s0, &s1);
+          if (s1 > s0) {
+            const int64_t col0 = jc + s0 * nr;
+            const int64_t cols = std::min((s1 - s0) * nr, ncur - s0 * nr);
+            kr.pack_b(p.b + (pc * p.b_rs + col0 * p.b_cs) * p.src_bytes, p.b_cs, p.b_rs, cols, kcur,
+                      bpack + s0 * nr * kpad * eb);
+          }
+        }
+        // Splitting n, each thread multiplies exactly the B strips it packed
+        // (same share() ranges), so only the split-m scheme, where every
+        // thread reads every strip, must wait here. Fewer barriers matter on
+        // a busy machine: a thread that was descheduled holds everyone up.
+        if (split_m) barrier(nt);
+        int64_t ib0 = 0, ib_step = 1, jr0 = 0, jr1 = nstrips;
+        if (split_m) {
+          ib0 = tid, ib_step = nt;
+        } else {
+          share(nstrips, nt, tid, &jr0, &jr1);
+        }
+        for (int64_t ib = ib0; ib < mb && jr1 > jr0; ib += ib_step) {
+          const int64_t ic = ib * mc;
+          const int64_t mcur = std::min(mc, p.m - ic);
+          kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
+          for (int64_t jr = jr0; jr < jr1; ++jr) {
+            const int64_t j = jr * nr;
+            const int nn = static_cast<int>(std::min(nr, ncur - j));
+            const char* bs = bpack + j * kpad * eb;
+            Acc* cj = p.c + ic * p.c_rs + (jc + j) * p.c_cs;
+            for (int64_t i = 0; i < mcur; i += mr) {
+              const int mm = static_cast<int>(std::min(mr, mcur - i));
+              kr.micro(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
+            }
+          }
+        }
+        if (split_m) barrier(nt);  // the B block is about to be overwritten
+      }
+    }
+  };
+
+  if (nt == 1) {
+    body(0);
+    return;
+  }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+  {
+    // The runtime may give fewer threads than asked (nested regions, limits):
+    // then run alone rather than wait at a barrier nobody else reaches.
+    if (omp_get_num_threads() == nt) {
+      body(omp_get_thread_num());
+    } else {
+#pragma omp single
+      {
+        nt = 1;
+        body(0);
+      }
+    }
+  }
+#endif
+}
+
+template <class Acc>
+void run(const GemmKernel<Acc>& kr, Problem<Acc> p) {
+  threads::apply_num_threads_to_this_thread();
+  if (p.m <= 0 || p.n <= 0) return;
+  if (p.k <= 0 || p.alpha == Acc(0)) {
+    scale_c(p);
+    return;
+  }
+  if (p.n == 1 && p.m > 1) p = transposed(p);  // a column times a matrix: make it the row case
+  if (p.m == 1 && kr.gemv != nullptr) {
+    // One row of C: packing would touch B twice for one use of each element.
+    kr.gemv(p.k, p.n, p.a, p.a_cs, p.b, p.b_rs, p.b_cs, p.c, p.c_cs, p.alpha, p.beta);
+    return;
+  }
+  // The micro-kernels write rows of C as vectors: give them a row-major C.
+  if (p.c_cs != 1 && p.c_rs == 1) p = transposed(p);
+  run_blocked(kr, p);
+}
+
+template <class T, class Acc>
+Problem<Acc> make_problem(const char* fn, MatView<const T> a, MatView<const T> b, MatView<Acc> c, Acc alpha,
+                          Acc beta) {
+  if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
+    throw_runtime(fn, "shape mismatch: A is " + std::to_string(a.rows) + "x" + std::to_string(a.cols) + ", B is " +
+                          std::to_string(b.rows) + "x" + std::to_string(b.cols) + ", C is " +
+                          std::to_string(c.rows) + "x" + std::to_string(c.cols));
+  }
+  return Problem<Acc>{reinterpret_cast<const char*>(a.data),
+                      a.rs,
+                      a.cs,
+                      reinterpret_cast<const char*>(b.data),
+                      b.rs,
+                      b.cs,
+                      c.data,
+                      c.rs,
+                      c.cs,
+                      a.rows,
+                      b.cols,
+                      a.cols,
+                      static_cast<int64_t>(sizeof(T)),
+                      alpha,
+                      beta};
+}
+
+}  // namespace
+
+void gemm_f32(GemmIsa isa, MatView<const float> a, MatView<const float> b, MatView<float> c, float alpha,
+              float beta) {
+  run(*kernel_f32(isa, GemmSrc::f32, "gemm_f32"), make_problem("gemm_f32", a, b, c, alpha, beta));
+}
+
+void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, MatView<double> c, double alpha,
+              double beta) {
+  run(*kernel_f64(isa), make_problem("gemm_f64", a, b, c, alpha, beta));
+}
+
+void gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
+               float beta) {
+  run(*kernel_f32(isa, GemmSrc::bf16, "gemm_bf16"), make_problem("gemm_bf16", a, b, c, alpha, beta));
+}
+
+void gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
+              float beta) {
+  run(*kernel_f32(isa, GemmSrc::f16, "gemm_f16"), make_problem("gemm_f16", a, b, c, alpha, beta));
+}
+
+}  // namespace bp::kernels::cpu

@@ -1,0 +1,48 @@
+#pragma once
+// Backplane's own GEMM: packed, cache-blocked, with one micro-kernel per ISA
+// (src/kernels/cpu/gemm_<isa>.cpp, each compiled with its ISA's flags and
+// picked at run time), parallel with OpenMP over the caller's thread count.
+//
+// C = alpha * A·B + beta * C for strided views: element (i, j) of a view is
+// data[i * rs + j * cs], so transposed inputs are just swapped strides and
+// are never copied (packing reads them in place). With beta == 0, C is not
+// read (it may hold NaN or garbage).
+//
+// Precision: every variant accumulates in fp32 (f64: in f64).
+// GemmIsa::avx512_bf16 on fp32 inputs rounds A and B to bf16 while packing
+// and multiplies them with the AVX512_BF16 dot-product instructions: the
+// "medium" fp32 precision path, about 2x the fp32 speed. On bf16 inputs it
+// is the native path. fp16 inputs are widened to fp32 while packing.
+
+#include <cstdint>
+
+namespace bp::kernels::cpu {
+
+enum class GemmIsa { generic, avx2, avx512, avx512_bf16 };
+
+const char* gemm_isa_name(GemmIsa isa);  // "generic", "avx2", "avx512", "avx512_bf16"
+// Whether this build has the variant and this CPU can run it (hardware
+// only: the CPU-capability cap is applied by the caller's checks).
+bool gemm_isa_supported(GemmIsa isa);
+
+template <class T>
+struct MatView {
+  T* data;
+  int64_t rows, cols;
+  int64_t rs, cs;  // element strides between rows and between columns
+};
+
+// fp32 in, fp32 out. isa avx512_bf16 = bf16 arithmetic, fp32 accumulation.
+void gemm_f32(GemmIsa isa, MatView<const float> a, MatView<const float> b, MatView<float> c, float alpha,
+              float beta);
+// f64 in and out (generic, avx2, avx512).
+void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, MatView<double> c, double alpha,
+              double beta);
+// bf16 (raw uint16 bits) in; C in fp32 (the caller rounds to bf16 if it wants).
+void gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
+               float beta);
+// fp16 (raw uint16 bits) in; C in fp32.
+void gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
+              float beta);
+
+}  // namespace bp::kernels::cpu

@@ -1,0 +1,96 @@
+// GemmIsa::avx512_bf16: bf16 products with fp32 accumulation (vdpbf16ps).
+// - fp32 inputs: the "medium" matmul precision. A and B are rounded to the
+//   nearest bf16 while packing (so every product is of bf16-rounded
+//   operands, whatever the path: the GEMV one rounds too), then the k dimension
+//   is consumed in pairs: one vdpbf16ps does the work of two FMAs.
+// - bf16 inputs: the native path, same kernel, packing only copies.
+// - f16 inputs: no f16 dot product here, so they take the fp32 FMA kernel.
+
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm_pack.h"
+#include "kernels/cpu/gemm_avx512_tile.h"
+
+namespace bp::kernels::cpu::detail {
+namespace {
+
+// One k pair: C_i += a_i(2 bf16, broadcast as one 32-bit lane) . B(2 bf16 per
+// lane), i.e. two multiply-adds per fp32 lane.
+struct Bf16PairStep {
+  using R = __m512;
+  static constexpr int kUnit = 2;
+  static constexpr int lane_bytes = 4;  // a bf16 pair
+  static R load_b(const void* b, int v) { return _mm512_load_ps(static_cast<const float*>(b) + v * 16); }
+  static R bcast_a(const void* a, int i) {
+    return _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<const int32_t*>(a)[i]));
+  }
+  static R step(R c, R a, R b) { return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b); }
+};
+
+// Packs B (fp32, medium path) into bf16-pair strips of 32 lines, the layout
+// pack_lines_pairs<32> writes, with vector conversions on the common case
+// (row-major B, full strips): one vcvtne2ps2bf16 rounds 16 values of row 2q
+// and 16 of row 2q+1, one vpermw interleaves them into pairs. At small m
+// (16 x 4096 x 4096) packing B is most of the work, and the scalar version
+// made "medium" slower than fp32 there.
+void pack_b_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
+  constexpr int W = 32;
+  const int64_t full = ls == 1 ? lines / W * W : 0;
+  const float* src = static_cast<const float*>(src_v);
+  uint16_t* dst = static_cast<uint16_t*>(dst_v);
+  const int64_t kp = (k + 1) / 2;
+  alignas(64) static constexpr uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,
+                                                           21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26,
+                                                           11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i idx = _mm512_load_si512(kInterleave);
+  for (int64_t l0 = 0; l0 < full; l0 += W) {
+    uint16_t* d = dst + l0 / W * (2 * W * kp);
+    const float* s = src + l0;
+    for (int64_t q = 0; q < kp; ++q, d += 2 * W) {
+      const float* r0 = s + 2 * q * ks;
+      const bool has_r1 = 2 * q + 1 < k;
+      for (int h = 0; h < 2; ++h) {
+        const __m512 lo = _mm512_loadu_ps(r0 + 16 * h);
+        const __m512 hi = has_r1 ? _mm512_loadu_ps(r0 + ks + 16 * h) : _mm512_setzero_ps();
+        const __m512i pairs = _mm512_permutexvar_epi16(idx, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+        _mm512_store_si512(d + 32 * h, pairs);
+      }
+    }
+  }
+  if (full < lines) {
+    pack_lines_pairs<W, float, CvtF32ToBf16>(src + full * ls, ls, ks, lines - full, k,
+                                              dst + full / W * (2 * W * kp));
+  }
+}
+
+struct CvtF16ToF32Hw {
+  float operator()(uint16_t x) const { return _cvtsh_ss(x); }
+};
+
+// Blocking: the byte budgets of gemm_avx512.cpp (see there) with 2-byte
+// elements: KC = 512 k steps (256 pairs; a B strip is still 32 KiB), MC = 336
+// (the A block 336 KiB of L2), NC = 4096.
+constexpr int kMR = 14, kNR = 32;
+template <class Src, class Cvt, class GemvCvt, PackFn PackB = &pack_lines_pairs<kNR, Src, Cvt>>
+constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 512, 4096,
+                                        &pack_lines_pairs<kMR, Src, Cvt>, PackB,
+                                        &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>};
+constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
+                                       &pack_lines<kMR, uint16_t, float, CvtF16ToF32Hw>,
+                                       &pack_lines<kNR, uint16_t, float, CvtF16ToF32Hw>,
+                                       &micro_tile<float, kMR, kNR / 16, FmaStep<float>>,
+                                       &gemv_plain<uint16_t, float, CvtF16ToF32Hw>};
+
+}  // namespace
+
+const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(GemmSrc src) {
+  switch (src) {
+    case GemmSrc::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs>;
+    case GemmSrc::bf16: return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32>;
+    case GemmSrc::f16: return &f16_kernel;
+    case GemmSrc::f64: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace bp::kernels::cpu::detail

@@ -1,0 +1,145 @@
+#pragma once
+// The AVX-512 register-tile micro-kernel shared by gemm_avx512.cpp (fp32,
+// f64) and gemm_avx512_bf16.cpp (bf16 pairs): only those files include it,
+// and they are compiled with AVX-512 flags. Anonymous namespace for the
+// reason given in gemm_pack.h.
+//
+// Tile shape: MR rows x NV vectors, all MR x NV accumulators in registers
+// (8 x 3 = 24 for fp32/f64, 14 x 2 = 28 for bf16 pairs; plus NV B vectors
+// and one broadcast A value, within the 32 zmm registers). Per k step: NV
+// vector loads and MR broadcasts against MR x NV FMAs, under the two 512-bit
+// loads per cycle Zen 5 feeds while retiring two FMAs per cycle; 24+
+// independent chains hide the 4-cycle FMA latency several times over.
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace bp::kernels::cpu::detail {
+namespace {
+
+// Vector operations per accumulator type; `Step` supplies the k-step.
+template <class Acc>
+struct Zmm;
+template <>
+struct Zmm<float> {
+  using R = __m512;
+  static constexpr int L = 16;
+  static R zero() { return _mm512_setzero_ps(); }
+  static R set1(float x) { return _mm512_set1_ps(x); }
+  static R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
+  static void store(float* p, R v) { _mm512_store_ps(p, v); }
+  static R loadu_mask(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
+  static void storeu_mask(float* p, __mmask16 m, R v) { _mm512_mask_storeu_ps(p, m, v); }
+};
+template <>
+struct Zmm<double> {
+  using R = __m512d;
+  static constexpr int L = 8;
+  static R zero() { return _mm512_setzero_pd(); }
+  static R set1(double x) { return _mm512_set1_pd(x); }
+  static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
+  static R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
+  static void store(double* p, R v) { _mm512_store_pd(p, v); }
+  static R loadu_mask(const double* p, __mmask8 m) { return _mm512_maskz_loadu_pd(m, p); }
+  static void storeu_mask(double* p, __mmask8 m, R v) { _mm512_mask_storeu_pd(p, m, v); }
+};
+
+// fp32 / f64 k-step: C_i += a_i * B for one k.
+template <class Acc>
+struct FmaStep {
+  using V = Zmm<Acc>;
+  using R = typename V::R;
+  static constexpr int kUnit = 1;
+  static constexpr int lane_bytes = sizeof(Acc);  // packed bytes per line per k unit
+  static R load_b(const void* b, int v) {
+    const Acc* p = static_cast<const Acc*>(b) + v * V::L;
+    if constexpr (sizeof(Acc) == 4) {
+      return _mm512_load_ps(p);
+    } else {
+      return _mm512_load_pd(p);
+    }
+  }
+  static R bcast_a(const void* a, int i) { return V::set1(static_cast<const Acc*>(a)[i]); }
+  static R step(R c, R a, R b) { return V::fma(a, b, c); }
+};
+
+// C[0:m, 0:n] = alpha * acc + beta * C. Row-major C (cs == 1) goes straight
+// from registers, with masks on a ragged right edge; other strides through a
+// small buffer.
+template <class Acc, int MR, int NV>
+inline void write_tile(const typename Zmm<Acc>::R (&acc)[MR][NV], Acc* c, int64_t rs, int64_t cs, int m, int n,
+                       Acc alpha, Acc beta) {
+  using V = Zmm<Acc>;
+  constexpr int L = V::L;
+  const auto va = V::set1(alpha), vb = V::set1(beta);
+  if (cs == 1) {
+    unsigned mask[NV];
+    for (int v = 0; v < NV; ++v) {
+      const int left = n - v * L;
+      mask[v] = left >= L ? (1u << L) - 1 : (left > 0 ? (1u << left) - 1 : 0u);
+    }
+    for (int i = 0; i < MR; ++i) {
+      if (i >= m) break;
+      Acc* ci = c + i * rs;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        auto r = V::mul(va, acc[i][v]);
+        if (beta != Acc(0)) r = V::fma(vb, V::loadu_mask(ci + v * L, mask[v]), r);
+        V::storeu_mask(ci + v * L, mask[v], r);
+      }
+    }
+    return;
+  }
+  alignas(64) Acc tile[MR][NV * L];
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NV; ++v) V::store(&tile[i][v * L], acc[i][v]);
+  store_tile<Acc>(&tile[0][0], NV * L, c, rs, cs, m, n, alpha, beta);
+}
+
+// The micro-kernel (MicroKernelFn). `k` counts source k steps; the packed
+// strips hold ceil(k / kUnit) units of MR (A) and 2 vectors (B).
+template <class Acc, int MR, int NV, class Step>
+void micro_tile(int64_t k, const void* a_v, const void* b_v, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n,
+                Acc alpha, Acc beta) {
+  using V = Zmm<Acc>;
+  using R = typename V::R;
+  const char* a = static_cast<const char*>(a_v);
+  const char* b = static_cast<const char*>(b_v);
+  constexpr int a_step = MR * Step::lane_bytes;
+  constexpr int b_step = NV * V::L * Step::lane_bytes;
+  R acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+  // Fetch the C tile early: it is written once per KC steps and would
+  // otherwise miss at the end of every call.
+  if (cs_c == 1) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * rs_c), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * rs_c + NV * V::L) - 1, _MM_HINT_T0);
+    }
+  }
+  const int64_t units = (k + Step::kUnit - 1) / Step::kUnit;
+  for (int64_t u = 0; u < units; ++u) {
+    R bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = Step::load_b(b, v);
+    _mm_prefetch(b + 8 * b_step, _MM_HINT_T0);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const R ai = Step::bcast_a(a, i);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = Step::step(acc[i][v], ai, bv[v]);
+    }
+    a += a_step;
+    b += b_step;
+  }
+  write_tile<Acc, MR, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+}
+
+}  // namespace
+}  // namespace bp::kernels::cpu::detail

@@ -1,0 +1,70 @@
+#pragma once
+// The contract between the GEMM driver (gemm.cpp) and the per-ISA files
+// (gemm_generic.cpp, gemm_avx2.cpp, gemm_avx512.cpp, gemm_avx512_bf16.cpp).
+//
+// Note [GEMM packed panels]
+// The driver cuts C = A·B into GotoBLAS/BLIS-style blocks: B into kc x nc
+// blocks, A into mc x kc blocks, and copies ("packs") each block into a
+// buffer the micro-kernel reads strictly sequentially:
+//   a packed A block is ceil(mc/MR) strips; a strip holds MR rows of A,
+//   stored k-major: for each k, the MR values of that column (MR x kpad);
+//   a packed B block is ceil(nc/NR) strips of NR columns, for each k the NR
+//   values of that row (NR x kpad).
+// Rows and columns past the edge are zero, and k is padded with zeros to a
+// multiple of `k_unit` (2 for the bf16 dot-product kernels, which consume k
+// in pairs: a strip then stores, per k pair, the two values of each line next
+// to each other). Packing converts the source dtype to the kernel's operand
+// type (fp32 -> bf16 for the "medium" path, bf16/f16 -> fp32 elsewhere), so
+// the micro-kernel only ever sees one operand type.
+//
+// Only the ISA files contain code compiled with ISA flags; the driver calls
+// them through the function pointers below, after gemm_isa_supported().
+
+#include <cstdint>
+
+namespace bp::kernels::cpu::detail {
+
+// The element type of the caller's A and B.
+enum class GemmSrc { f32, f64, bf16, f16 };
+
+// Packs `lines` lines of a strided source (element p of line l at
+// src[l * ls + p * ks], elements of the source dtype) with `k` elements each
+// into ceil(lines / W) strips of W lines (W = MR for A, NR for B) at dst, in
+// the layout of Note [GEMM packed panels].
+using PackFn = void (*)(const void* src, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst);
+
+// C[0:m, 0:n] = alpha * (packed A strip)·(packed B strip) + beta * C, where
+// the strips hold `k` (unpadded) steps; m <= MR, n <= NR. beta == 0 never
+// reads C.
+template <class Acc>
+using MicroKernelFn = void (*)(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
+                               int n, Acc alpha, Acc beta);
+
+// y[0:n] = alpha * x·B + beta * y for one row x (the m == 1 case; n == 1 is
+// the same problem transposed): x has k elements at stride xs, B is k x n
+// with strides (rs, cs), y has stride ys. No packing; optional (nullptr).
+template <class Acc>
+using GemvFn = void (*)(int64_t k, int64_t n, const void* x, int64_t xs, const void* b, int64_t rs, int64_t cs,
+                        Acc* y, int64_t ys, Acc alpha, Acc beta);
+
+template <class Acc>
+struct GemmKernel {
+  int mr, nr;      // micro-tile
+  int k_unit;      // packed panels pad k to a multiple of this
+  int elem_bytes;  // size of one packed element
+  int mc, kc, nc;  // blocking (the ISA file says how it chose them)
+  PackFn pack_a, pack_b;
+  MicroKernelFn<Acc> micro;
+  GemvFn<Acc> gemv;
+};
+
+// Each ISA file's table: nullptr when it has no kernel for that source type.
+const GemmKernel<float>* gemm_kernel_f32_generic(GemmSrc src);
+const GemmKernel<double>* gemm_kernel_f64_generic();
+const GemmKernel<float>* gemm_kernel_f32_avx2(GemmSrc src);
+const GemmKernel<double>* gemm_kernel_f64_avx2();
+const GemmKernel<float>* gemm_kernel_f32_avx512(GemmSrc src);
+const GemmKernel<double>* gemm_kernel_f64_avx512();
+const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(GemmSrc src);
+
+}  // namespace bp::kernels::cpu::detail

@@ -1,0 +1,351 @@
+// Backplane's own GEMM (src/kernels/cpu/gemm.h) against a plain triple loop
+// in double written here, apart from the kernels: every ISA this CPU runs,
+// every dtype, sizes at and around the micro-tile and cache-block edges,
+// transposed and padded views, alpha/beta cases, one and two threads.
+//
+// Tolerance: a floating-point sum of k products with accumulation unit u has
+// error below about (k + 2) u sum|a_ip b_pj| (plus the beta term), so each
+// element is checked against that bound, computed from the same inputs.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backplane/dtype.h"
+#include "backplane/runtime.h"
+#include "kernels/cpu/gemm.h"
+
+namespace {
+
+namespace kc = bp::kernels::cpu;
+using kc::GemmIsa;
+
+enum class Dt { f32, medium, f64, bf16, f16 };
+
+const char* dt_name(Dt d) {
+  switch (d) {
+    case Dt::f32: return "f32";
+    case Dt::medium: return "f32-as-bf16";
+    case Dt::f64: return "f64";
+    case Dt::bf16: return "bf16";
+    case Dt::f16: return "f16";
+  }
+  return "?";
+}
+
+// How a matrix is laid out in memory (its logical shape is fixed).
+enum class Layout { row, col, row_padded, col_padded, strided };
+
+struct Case {
+  int64_t m, n, k;
+  Layout la = Layout::row, lb = Layout::row, lc = Layout::row;
+  double alpha = 1, beta = 0;
+};
+
+std::string describe(const Case& c) {
+  return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) + " layouts " +
+         std::to_string(static_cast<int>(c.la)) + std::to_string(static_cast<int>(c.lb)) +
+         std::to_string(static_cast<int>(c.lc)) + " alpha " + std::to_string(c.alpha) + " beta " +
+         std::to_string(c.beta);
+}
+
+// Strides and buffer size for a rows x cols matrix in a layout.
+struct Geometry {
+  int64_t rs, cs, size;
+};
+Geometry geometry(Layout l, int64_t rows, int64_t cols) {
+  switch (l) {
+    case Layout::row: return {cols, 1, rows * cols};
+    case Layout::col: return {1, rows, rows * cols};
+    case Layout::row_padded: return {cols + 3, 1, rows * (cols + 3)};
+    case Layout::col_padded: return {1, rows + 5, cols * (rows + 5)};
+    case Layout::strided: return {2 * cols * 2, 2, rows * cols * 4};  // neither stride is 1
+  }
+  return {0, 0, 0};
+}
+
+// A logical matrix in double plus its copy in the element type, laid out.
+template <class T>
+struct Mat {
+  std::vector<double> val;  // row-major logical values (as the kernel sees them)
+  std::vector<T> buf;
+  Geometry g;
+  int64_t rows, cols;
+};
+
+uint16_t bf16_bits(double x) { return bp::bfloat16_bits_from_double(x); }
+uint16_t f16_bits(double x) { return bp::half_bits_from_double(x); }
+
+template <class T>
+Mat<T> make(std::mt19937& rng, Layout l, int64_t rows, int64_t cols, Dt dt) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Mat<T> m{std::vector<double>(rows * cols), {}, geometry(l, rows, cols), rows, cols};
+  m.buf.assign(m.g.size, T{});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const double x = dist(rng);
+      T& slot = m.buf[i * m.g.rs + j * m.g.cs];
+      double& v = m.val[i * cols + j];
+      if constexpr (std::is_same_v<T, uint16_t>) {
+        slot = dt == Dt::bf16 ? bf16_bits(x) : f16_bits(x);
+        v = dt == Dt::bf16 ? bp::bfloat16_bits_to_float(slot) : bp::half_bits_to_float(slot);
+      } else {
+        slot = static_cast<T>(x);
+        v = static_cast<double>(slot);
+      }
+    }
+  return m;
+}
+
+// C = alpha A B + beta C0 in double, with each element's error budget.
+struct Ref {
+  std::vector<double> c, bound;
+};
+Ref reference(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& c0,
+              const Case& cs, double unit) {
+  Ref r{std::vector<double>(cs.m * cs.n), std::vector<double>(cs.m * cs.n)};
+  for (int64_t i = 0; i < cs.m; ++i)
+    for (int64_t j = 0; j < cs.n; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t p = 0; p < cs.k; ++p) {
+        s += a[i * cs.k + p] * b[p * cs.n + j];
+        mag += std::fabs(a[i * cs.k + p] * b[p * cs.n + j]);
+      }
+      const double beta_term = cs.beta == 0 ? 0 : cs.beta * c0[i * cs.n + j];
+      r.c[i * cs.n + j] = cs.alpha * s + beta_term;
+      r.bound[i * cs.n + j] =
+          (cs.k + 4) * unit * (std::fabs(cs.alpha) * mag + std::fabs(beta_term)) + 1e-30;
+    }
+  return r;
+}
+
+double bf16_round(double x) { return bp::bfloat16_bits_to_float(bf16_bits(static_cast<float>(x))); }
+
+// Runs one case; returns the largest |error| / bound (must be <= 1) and,
+// through `dev_plain`, the largest deviation from the plain (unrounded)
+// fp32 reference relative to its fp32 bound (used to see the bf16 signature).
+double run_case(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed, double* dev_plain = nullptr) {
+  std::mt19937 rng(seed);
+  using Acc = double;
+  const bool is64 = dt == Dt::f64;
+  std::vector<double> av, bv;
+  Geometry gc = geometry(cs.lc, cs.m, cs.n);
+  std::vector<double> c0(cs.m * cs.n);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (double& x : c0) x = static_cast<float>(dist(rng));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+
+  std::vector<double> got(cs.m * cs.n);
+  if (is64) {
+    auto a = make<double>(rng, cs.la, cs.m, cs.k, dt);
+    auto b = make<double>(rng, cs.lb, cs.k, cs.n, dt);
+    std::vector<double> c(gc.size, nan);
+    for (int64_t i = 0; i < cs.m; ++i)
+      for (int64_t j = 0; j < cs.n; ++j) c[i * gc.rs + j * gc.cs] = cs.beta == 0 ? nan : c0[i * cs.n + j];
+    kc::gemm_f64(isa, {a.buf.data(), cs.m, cs.k, a.g.rs, a.g.cs}, {b.buf.data(), cs.k, cs.n, b.g.rs, b.g.cs},
+                 {c.data(), cs.m, cs.n, gc.rs, gc.cs}, cs.alpha, cs.beta);
+    for (int64_t i = 0; i < cs.m; ++i)
+      for (int64_t j = 0; j < cs.n; ++j) got[i * cs.n + j] = c[i * gc.rs + j * gc.cs];
+    av = a.val, bv = b.val;
+  } else {
+    std::vector<float> c(gc.size, static_cast<float>(nan));
+    for (int64_t i = 0; i < cs.m; ++i)
+      for (int64_t j = 0; j < cs.n; ++j)
+        c[i * gc.rs + j * gc.cs] = cs.beta == 0 ? static_cast<float>(nan) : static_cast<float>(c0[i * cs.n + j]);
+    const kc::MatView<float> vc{c.data(), cs.m, cs.n, gc.rs, gc.cs};
+    const float alpha = static_cast<float>(cs.alpha), beta = static_cast<float>(cs.beta);
+    if (dt == Dt::f32 || dt == Dt::medium) {
+      auto a = make<float>(rng, cs.la, cs.m, cs.k, dt);
+      auto b = make<float>(rng, cs.lb, cs.k, cs.n, dt);
+      kc::gemm_f32(isa, {a.buf.data(), cs.m, cs.k, a.g.rs, a.g.cs}, {b.buf.data(), cs.k, cs.n, b.g.rs, b.g.cs}, vc,
+                   alpha, beta);
+      av = a.val, bv = b.val;
+    } else {
+      auto a = make<uint16_t>(rng, cs.la, cs.m, cs.k, dt);
+      auto b = make<uint16_t>(rng, cs.lb, cs.k, cs.n, dt);
+      const kc::MatView<const uint16_t> va{a.buf.data(), cs.m, cs.k, a.g.rs, a.g.cs};
+      const kc::MatView<const uint16_t> vb{b.buf.data(), cs.k, cs.n, b.g.rs, b.g.cs};
+      if (dt == Dt::bf16) {
+        kc::gemm_bf16(isa, va, vb, vc, alpha, beta);
+      } else {
+        kc::gemm_f16(isa, va, vb, vc, alpha, beta);
+      }
+      av = a.val, bv = b.val;
+    }
+    for (int64_t i = 0; i < cs.m; ++i)
+      for (int64_t j = 0; j < cs.n; ++j) got[i * cs.n + j] = c[i * gc.rs + j * gc.cs];
+  }
+
+  const double unit = is64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  // The medium path multiplies bf16-rounded operands; its oracle does too.
+  std::vector<double> ar = av, br = bv;
+  if (dt == Dt::medium) {
+    for (double& x : ar) x = bf16_round(x);
+    for (double& x : br) x = bf16_round(x);
+  }
+  const Ref ref = reference(ar, br, c0, cs, unit);
+  double worst = 0;
+  for (size_t e = 0; e < got.size(); ++e) {
+    const double err = std::fabs(got[e] - ref.c[e]);
+    const double r = std::isnan(got[e]) ? 1e30 : err / ref.bound[e];
+    worst = std::max(worst, r);
+  }
+  if (dev_plain != nullptr) {
+    const Ref plain = reference(av, bv, c0, cs, unit);
+    double d = 0;
+    for (size_t e = 0; e < got.size(); ++e) d = std::max(d, std::fabs(got[e] - plain.c[e]) / plain.bound[e]);
+    *dev_plain = d;
+  }
+  return worst;
+}
+
+std::vector<GemmIsa> supported_isas() {
+  std::vector<GemmIsa> out;
+  for (GemmIsa isa : {GemmIsa::generic, GemmIsa::avx2, GemmIsa::avx512, GemmIsa::avx512_bf16})
+    if (kc::gemm_isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+std::vector<Dt> dtypes_for(GemmIsa isa) {
+  if (isa == GemmIsa::avx512_bf16) return {Dt::medium, Dt::bf16, Dt::f16};
+  return {Dt::f32, Dt::f64, Dt::bf16, Dt::f16};
+}
+
+// Restores the process thread count after a test changes it.
+struct ThreadScope {
+  int saved = bp::get_num_threads();
+  explicit ThreadScope(int n) { bp::set_num_threads(n); }
+  ~ThreadScope() { bp::set_num_threads(saved); }
+};
+
+void expect_ok(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed) {
+  const double worst = run_case(isa, dt, cs, seed);
+  EXPECT_LE(worst, 1.0) << kc::gemm_isa_name(isa) << " " << dt_name(dt) << " " << describe(cs);
+}
+
+// Sizes around every micro-tile edge of every variant (MR in {4, 6, 8, 14},
+// NR in {8, 16, 24, 32, 48}) and odd sizes.
+const int64_t kEdgeSizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 49, 63, 65, 97};
+
+TEST(KernelsGemm, IsaNamesAndGenericAlwaysSupported) {
+  EXPECT_STREQ(kc::gemm_isa_name(GemmIsa::avx512_bf16), "avx512_bf16");
+  EXPECT_STREQ(kc::gemm_isa_name(GemmIsa::generic), "generic");
+  EXPECT_TRUE(kc::gemm_isa_supported(GemmIsa::generic));
+  // avx512_bf16 implies avx512 implies nothing about avx2 in principle, but
+  // every CPU with AVX-512 here also has AVX2.
+  if (kc::gemm_isa_supported(GemmIsa::avx512_bf16)) EXPECT_TRUE(kc::gemm_isa_supported(GemmIsa::avx512));
+}
+
+TEST(KernelsGemm, MicroTileEdges) {
+  ThreadScope one(1);
+  uint32_t seed = 1;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa)) {
+      for (int64_t m : kEdgeSizes) expect_ok(isa, dt, {m, 50, 19}, seed++);
+      for (int64_t n : kEdgeSizes) expect_ok(isa, dt, {17, n, 23}, seed++);
+      for (int64_t k : {1, 2, 3, 8, 31, 33}) expect_ok(isa, dt, {15, 33, k}, seed++);
+    }
+}
+
+TEST(KernelsGemm, CacheBlockEdges) {
+  ThreadScope one(1);
+  uint32_t seed = 100;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa)) {
+      // KC is 256 (512 k steps for the bf16 pairs kernels).
+      for (int64_t k : {255, 256, 257, 511, 512, 513}) expect_ok(isa, dt, {9, 50, k}, seed++);
+      // MC is 72..336 rows depending on variant and dtype.
+      for (int64_t m : {72, 73, 128, 129, 144, 145, 168, 169, 335, 336, 337}) expect_ok(isa, dt, {m, 20, 7}, seed++);
+      // NC is 2048 (f64) or 4096.
+      for (int64_t n : {2047, 2049, 4095, 4097}) expect_ok(isa, dt, {3, n, 5}, seed++);
+      expect_ok(isa, dt, {130, 97, 600}, seed++);  // several blocks in every dimension at once
+    }
+}
+
+TEST(KernelsGemm, RowAndColumnShapes) {
+  ThreadScope one(1);
+  uint32_t seed = 200;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa))
+      for (Layout lb : {Layout::row, Layout::col, Layout::strided}) {
+        expect_ok(isa, dt, {1, 300, 257, Layout::row, lb}, seed++);              // m = 1 (GEMV path)
+        expect_ok(isa, dt, {1, 2000, 70, Layout::col, lb, Layout::row, 0.5, 2}, seed++);
+        expect_ok(isa, dt, {300, 1, 129, Layout::row, lb, Layout::col}, seed++);  // n = 1
+        expect_ok(isa, dt, {1, 1, 65, Layout::strided, lb}, seed++);
+        expect_ok(isa, dt, {40, 30, 1, Layout::row, lb}, seed++);                // k = 1
+      }
+}
+
+TEST(KernelsGemm, StridesAndTransposes) {
+  ThreadScope one(1);
+  uint32_t seed = 300;
+  const Layout all[] = {Layout::row, Layout::col, Layout::row_padded, Layout::col_padded, Layout::strided};
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa))
+      for (Layout la : all)
+        for (Layout lb : all)
+          for (Layout lc : {Layout::row, Layout::col, Layout::strided})
+            expect_ok(isa, dt, {37, 53, 41, la, lb, lc, 1.0, 0.0}, seed++);
+}
+
+TEST(KernelsGemm, AlphaBeta) {
+  ThreadScope one(1);
+  uint32_t seed = 400;
+  const double ab[][2] = {{1, 0}, {0.5, 0}, {1, 1}, {-2, 0.25}, {0, 2}, {0, 0}, {1.5, -1}};
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa))
+      for (const auto& [alpha, beta] : ab)
+        for (int64_t k : {0, 9, 300}) {
+          expect_ok(isa, dt, {29, 51, k, Layout::row, Layout::row, Layout::row, alpha, beta}, seed++);
+          expect_ok(isa, dt, {29, 51, k, Layout::col, Layout::row, Layout::col_padded, alpha, beta}, seed++);
+        }
+}
+
+TEST(KernelsGemm, TwoThreads) {
+  ThreadScope two(2);
+  uint32_t seed = 500;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa)) {
+      expect_ok(isa, dt, {700, 150, 300}, seed++);   // several A blocks: threads split m
+      expect_ok(isa, dt, {16, 700, 300}, seed++);    // one A block: threads split n
+      expect_ok(isa, dt, {257, 515, 513, Layout::col, Layout::row_padded, Layout::row, 0.5, 0.5}, seed++);
+      expect_ok(isa, dt, {1, 5000, 300}, seed++);
+    }
+}
+
+// The "medium" path must really multiply bf16-rounded operands: its result
+// matches the bf16-rounded oracle to fp32 accuracy and misses the plain fp32
+// oracle by far more than fp32 accuracy allows.
+TEST(KernelsGemm, MediumPrecisionHasBf16Signature) {
+  if (!kc::gemm_isa_supported(GemmIsa::avx512_bf16)) GTEST_SKIP() << "no AVX512_BF16 on this CPU";
+  ThreadScope one(1);
+  for (const Case& cs : {Case{64, 64, 64}, Case{1, 512, 256}, Case{200, 1, 300}}) {
+    double dev_plain = 0;
+    const double worst = run_case(GemmIsa::avx512_bf16, Dt::medium, cs, 7, &dev_plain);
+    EXPECT_LE(worst, 1.0) << describe(cs);
+    EXPECT_GT(dev_plain, 20.0) << describe(cs) << ": result looks like fp32 arithmetic, not bf16";
+  }
+  // And the fp32 variants do not show it.
+  double dev_plain = 0;
+  for (GemmIsa isa : supported_isas()) {
+    if (isa == GemmIsa::avx512_bf16) continue;
+    EXPECT_LE(run_case(isa, Dt::f32, {64, 64, 64}, 7, &dev_plain), 1.0);
+    EXPECT_LE(dev_plain, 1.0);
+  }
+}
+
+TEST(KernelsGemm, RejectsMismatchedShapesAndUnsupportedCombos) {
+  float a[6] = {}, b[6] = {}, c[4] = {};
+  EXPECT_ANY_THROW(kc::gemm_f32(GemmIsa::generic, {a, 2, 3, 3, 1}, {b, 2, 3, 3, 1}, {c, 2, 2, 2, 1}, 1, 0));
+  double d[4] = {};
+  if (kc::gemm_isa_supported(GemmIsa::avx512_bf16)) {
+    EXPECT_ANY_THROW(kc::gemm_f64(GemmIsa::avx512_bf16, {d, 2, 2, 2, 1}, {d, 2, 2, 2, 1}, {d, 2, 2, 2, 1}, 1, 0));
+  }
+}
+
+}  // namespace
