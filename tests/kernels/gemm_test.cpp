@@ -257,14 +257,29 @@ TEST(KernelsGemm, CacheBlockEdges) {
   uint32_t seed = 100;
   for (GemmIsa isa : supported_isas())
     for (Dt dt : dtypes_for(isa)) {
-      // KC is 256 (512 k steps for the bf16 pairs kernels).
-      for (int64_t k : {255, 256, 257, 511, 512, 513}) expect_ok(isa, dt, {9, 50, k}, seed++);
+      // KC is 256 or 384 (512 k steps for the bf16 pairs kernels).
+      for (int64_t k : {255, 256, 257, 383, 384, 385, 511, 512, 513, 769}) expect_ok(isa, dt, {9, 50, k}, seed++);
       // MC is 72..336 rows depending on variant and dtype.
       for (int64_t m : {72, 73, 128, 129, 144, 145, 168, 169, 335, 336, 337}) expect_ok(isa, dt, {m, 20, 7}, seed++);
       // NC is 2048 (f64) or 4096.
       for (int64_t n : {2047, 2049, 4095, 4097}) expect_ok(isa, dt, {3, n, 5}, seed++);
       expect_ok(isa, dt, {130, 97, 600}, seed++);  // several blocks in every dimension at once
     }
+}
+
+// Row-major A is packed with in-register transposes (8 x 8 blocks of 8 rows
+// x 8 k for fp32, 14 rows x 16 k for the medium path's bf16 pairs), with
+// scalar code for ragged strips and the k tail: sizes at and around both
+// edges, contiguous and padded rows, odd k (a zero pair partner).
+TEST(KernelsGemm, PackedTransposeEdges) {
+  ThreadScope one(1);
+  uint32_t seed = 150;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa))
+      for (Layout la : {Layout::row, Layout::row_padded})
+        for (int64_t m : {7, 8, 9, 14, 15, 16, 28, 29, 43})
+          for (int64_t k : {7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 49, 263})
+            expect_ok(isa, dt, {m, 21, k, la}, seed++);
 }
 
 TEST(KernelsGemm, RowAndColumnShapes) {

@@ -188,6 +188,11 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t nb = ceil_div(p.n, kr.nc);
   const int64_t nc = round_up(ceil_div(p.n, nb), nr);
   int64_t mb = ceil_div(p.m, kr.mc);
+  // A single A block but rows enough for every thread (n = 256 with two
+  // threads): cut it into one smaller block per thread and split m. Split n
+  // there has every thread pack the same A block and, with NR = 48, shares
+  // out strips unevenly (256 columns: 3 full strips against 2 and a third).
+  if (nt > 1 && mb < nt && p.m >= int64_t{nt} * 8 * mr) mb = nt;
   const bool split_m = nt > 1 && mb >= nt;
   if (split_m) mb = round_up(mb, nt);  // every thread gets the same number of A blocks
   const int64_t mc = round_up(ceil_div(p.m, mb), mr);

@@ -14,25 +14,78 @@ struct CvtF16ToF32Hw {
   float operator()(uint16_t x) const { return _cvtsh_ss(x); }
 };
 
+// 8 x 8 fp32 transpose in ymm registers: r[i] (row i, 8 k steps) becomes
+// r[j] (k step j, the 8 rows).
+inline void transpose8x8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {  // rows 0-3 (h = 0) and 4-7 (h = 1)
+    u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
+    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
+    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
+    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+  }
+}
+
+// Packs fp32 A into 8-row strips. A row-major A (ks == 1) is the common case
+// and needs a transpose: 8 x 8 blocks in registers instead of the scalar
+// gather of pack_lines (4.6% of a 2048^3 GEMM, several times more at 256).
+// Everything else (ragged strips, the k tail, other strides) goes to
+// pack_lines.
+void pack_a_f32(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
+  constexpr int W = 8;
+  const float* src = static_cast<const float*>(src_v);
+  float* dst = static_cast<float*>(dst_v);
+  if (ks != 1 || ls == 1) {
+    pack_lines<W, float, float, CvtSame>(src, ls, ks, lines, k, dst);
+    return;
+  }
+  const int64_t full = lines / W * W, k8 = k / 8 * 8;
+  for (int64_t l0 = 0; l0 < full; l0 += W) {
+    const float* s = src + l0 * ls;
+    float* d = dst + l0 * k;
+    for (int64_t p = 0; p < k8; p += 8) {
+      __m256 r[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ls + p);
+      transpose8x8(r);
+      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(d + (p + j) * W, r[j]);
+    }
+    for (int64_t p = k8; p < k; ++p)
+      for (int i = 0; i < W; ++i) d[p * W + i] = s[i * ls + p];
+  }
+  if (full < lines) pack_lines<W, float, float, CvtSame>(src + full * ls, ls, ks, lines - full, k, dst + full * k);
+}
+
 // Tile: 8 rows x 3 vectors (24 accumulators, 3 B loads + 8 broadcasts per 24
 // FMAs). Measured against 14 x 32, 12 x 32 and 6 x 64 on the reference Zen 5
 // (n = 1024, 2048, same run as dnnl_sgemm): all within noise of each other,
 // 8 x 48 the most consistent, and it has the fewest loads per FMA.
 // Blocking (fp32):
-// - KC = 256: a B strip (256 x 48 fp32 = 48 KiB) is swept for every A strip
-//   of the block (L1/L2); larger KC amortises the C write-back (once per KC
-//   steps); 192 and 384 measured no better.
-// - MC = 336 (42 x 8): the packed A block, 336 x 256 x 4 = 336 KiB, stays in
+// - KC = 384: a B strip (384 x 48 fp32 = 72 KiB) is swept for every A strip
+//   of the block (L2, with the L1 prefetches of the micro-kernel); a larger
+//   KC amortises the C write-back (once per KC steps) and the per-block
+//   costs. Once A packing was vectorised, 384 measured 0.97-1.00x dnnl_sgemm
+//   at n = 1024/2048 against 0.92-0.94x for 256; 192 (B strip within the
+//   48 KiB L1) was clearly worse (0.76-0.93x), so keeping B in L1 is not
+//   what matters here.
+// - MC = 336 (42 x 8): the packed A block, 336 x 384 x 4 = 504 KiB, stays in
 //   the 1 MiB L2 with room for the B strips streaming through; 168 and 504
-//   measured no better. The driver evens the blocks out (and rounds their
+//   measured no better (at KC = 256). The driver evens the blocks out (and rounds their
 //   count to a multiple of the thread count).
 // - NC = 4096: the packed B block (256 x 4096 x 4 = 4 MiB) stays in L3 (32
 //   MiB, shared by the two cores); most matrices need one jc pass; 1024 was
 //   slower.
 constexpr int kMR = 8, kNR = 48;
-template <class Src, class Cvt>
-constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
-                                       &pack_lines<kMR, Src, float, Cvt>, &pack_lines<kNR, Src, float, Cvt>,
+template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>>
+constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 384, 4096,
+                                       PackA, &pack_lines<kNR, Src, float, Cvt>,
                                        &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>};
 // f64: same tile in registers (24 doubles = 3 vectors), twice the bytes per
 // element, so the byte budgets above give MC = 168 and NC = 2048.
@@ -47,7 +100,7 @@ constexpr GemmKernel<double> f64_kernel{kMR, kNR64, 1, 8, 168, 256, 2048,
 
 const GemmKernel<float>* gemm_kernel_f32_avx512(GemmSrc src) {
   switch (src) {
-    case GemmSrc::f32: return &f32_kernel<float, CvtSame>;
+    case GemmSrc::f32: return &f32_kernel<float, CvtSame, &pack_a_f32>;
     case GemmSrc::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
     case GemmSrc::f16: return &f32_kernel<uint16_t, CvtF16ToF32Hw>;
     case GemmSrc::f64: return nullptr;

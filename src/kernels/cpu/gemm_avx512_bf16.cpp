@@ -63,6 +63,66 @@ void pack_b_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, 
   }
 }
 
+// 8 x 8 transpose of 32-bit lanes in ymm registers (the same as
+// gemm_avx512.cpp's; each ISA file keeps its own copy, see gemm_pack.h).
+inline void transpose8x8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
+    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
+    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
+    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+  }
+}
+
+// Packs A (fp32, medium path) into 14-row bf16-pair strips, the layout
+// pack_lines_pairs<14> writes. Row-major A (ks == 1) needs a transpose in
+// which the unit is a bf16 pair, i.e. 32 bits: 16 k steps of a row round to
+// 8 pairs (one vcvtneps2bf16), rows 0-7 and 8-13 (plus two zero rows) are
+// transposed as 8 x 8 blocks of 32-bit lanes. Once fp32 packing got its
+// vector transpose, the scalar version here left "medium" under 1.8x fp32.
+void pack_a_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
+  constexpr int W = 14;
+  const float* src = static_cast<const float*>(src_v);
+  uint16_t* dst = static_cast<uint16_t*>(dst_v);
+  if (ks != 1 || ls == 1) {
+    pack_lines_pairs<W, float, CvtF32ToBf16>(src, ls, ks, lines, k, dst);
+    return;
+  }
+  const int64_t kp = (k + 1) / 2, full = lines / W * W, k16 = k / 16 * 16;
+  for (int64_t l0 = 0; l0 < full; l0 += W) {
+    const float* s = src + l0 * ls;
+    uint32_t* d = reinterpret_cast<uint32_t*>(dst + l0 * 2 * kp);  // strip l0 / W: 2 * W * kp values
+    for (int64_t p = 0; p < k16; p += 16) {
+      __m256 lo[8], hi[8];
+      for (int i = 0; i < 8; ++i) lo[i] = (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(s + i * ls + p));
+      for (int i = 0; i < 6; ++i) hi[i] = (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(s + (8 + i) * ls + p));
+      hi[6] = hi[7] = _mm256_setzero_ps();
+      transpose8x8(lo);
+      transpose8x8(hi);
+      uint32_t* dq = d + p / 2 * W;
+      for (int q = 0; q < 8; ++q) {
+        _mm256_storeu_ps(reinterpret_cast<float*>(dq + q * W), lo[q]);
+        _mm256_mask_storeu_ps(reinterpret_cast<float*>(dq + q * W + 8), 0x3f, hi[q]);
+      }
+    }
+    uint16_t* d16 = reinterpret_cast<uint16_t*>(d);
+    for (int64_t p = k16; p < k; ++p)
+      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = f32_to_bf16(s[l * ls + p]);
+    if (k % 2)
+      for (int l = 0; l < W; ++l) d16[((kp - 1) * W + l) * 2 + 1] = 0;
+  }
+  if (full < lines) pack_lines_pairs<W, float, CvtF32ToBf16>(src + full * ls, ls, ks, lines - full, k, dst + full * 2 * kp);
+}
+
 struct CvtF16ToF32Hw {
   float operator()(uint16_t x) const { return _cvtsh_ss(x); }
 };
@@ -71,9 +131,10 @@ struct CvtF16ToF32Hw {
 // elements: KC = 512 k steps (256 pairs; a B strip is still 32 KiB), MC = 336
 // (the A block 336 KiB of L2), NC = 4096.
 constexpr int kMR = 14, kNR = 32;
-template <class Src, class Cvt, class GemvCvt, PackFn PackB = &pack_lines_pairs<kNR, Src, Cvt>>
+template <class Src, class Cvt, class GemvCvt, PackFn PackB = &pack_lines_pairs<kNR, Src, Cvt>,
+          PackFn PackA = &pack_lines_pairs<kMR, Src, Cvt>>
 constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 512, 4096,
-                                        &pack_lines_pairs<kMR, Src, Cvt>, PackB,
+                                        PackA, PackB,
                                         &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>};
 constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
                                        &pack_lines<kMR, uint16_t, float, CvtF16ToF32Hw>,
@@ -85,7 +146,7 @@ constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
 
 const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(GemmSrc src) {
   switch (src) {
-    case GemmSrc::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs>;
+    case GemmSrc::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, &pack_a_f32_pairs>;
     case GemmSrc::bf16: return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32>;
     case GemmSrc::f16: return &f16_kernel;
     case GemmSrc::f64: return nullptr;
