@@ -11,6 +11,7 @@ from ._C import (__version__, get_num_threads, initial_seed, manual_seed, memory
 from ._tensor import Tensor, asarray, from_dlpack
 
 from . import backends, cuda, nn  # noqa: E402
+from ._matmul import addmm, linear, matmul  # noqa: E402
 
 __all__ = [
     "__version__", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",
@@ -18,6 +19,7 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled",
+    "matmul", "addmm", "linear",
 ]
 
 

@@ -12,5 +12,7 @@ void bind_flags(nb::module_& m);     // bind_flags.cpp: the flag table, scopes, 
 void bind_tensor(nb::module_& m);    // bind_tensor.cpp: Tensor, DLPack, threads, memory, seed
 void bind_registry(nb::module_& m);  // bind_registry.cpp: backends registry, cuda device queries
 void bind_plan_cache(nb::module_& m);  // bind_plan_cache.cpp: plan caches (cufft_plan_cache)
+void bind_dispatch(nb::module_& m);    // bind_dispatch.cpp: implementations, explain, scopes, autotune cache
+void bind_matmul(nb::module_& m);      // bind_matmul.cpp: matmul, addmm, linear
 
 }  // namespace bp::py

@@ -11,4 +11,6 @@ NB_MODULE(_C, m) {
   bp::py::bind_tensor(m);
   bp::py::bind_registry(m);
   bp::py::bind_plan_cache(m);
+  bp::py::bind_dispatch(m);
+  bp::py::bind_matmul(m);
 }

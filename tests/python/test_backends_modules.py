@@ -507,3 +507,4 @@ def test_python_native_starts_empty_and_registers_by_dsl():
         pn.register("__bad", "matmul", impl)
     with pytest.raises(TypeError):
         controller.enabled = 1
+    controller.disable()  # registrations are process-wide: leave no live override of matmul behind

@@ -9,5 +9,7 @@ namespace bp::cli {
 
 void add_info_command(CLI::App& app);     // info_command.cpp
 void add_run_cpu_command(CLI::App& app);  // run_cpu_command.cpp
+void add_explain_command(CLI::App& app);  // explain_command.cpp
+void add_bench_command(CLI::App& app);    // bench_command.cpp
 
 }  // namespace bp::cli

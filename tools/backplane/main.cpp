@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   bp::cli::add_info_command(app);
   bp::cli::add_run_cpu_command(app);
+  bp::cli::add_explain_command(app);
+  bp::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

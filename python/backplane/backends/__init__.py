@@ -52,3 +52,6 @@ from . import (  # noqa: E402  (submodules read the package's helpers)
     cpu, cuda, cudnn, cusparselt, kleidiai, mha, miopen, mkl, mkldnn, mps, nnpack, openmp, opt_einsum,
     python_native, xeon,
 )
+from ._dispatch import (  # noqa: E402
+    NoImplementationError, autotune_cache, explain, implementations, list_implementations,
+)

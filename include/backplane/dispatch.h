@@ -1,0 +1,397 @@
+#pragma once
+// Dispatch: every op lists its implementations, and one function picks one
+// (DESIGN.md §4; docs/dispatch.md).
+//
+//   bp::dispatch::Op& op = bp::dispatch::define_op("matmul");   // once, by the op
+//   op.add(std::make_unique<bp::dispatch::Impl<MatmulParams>>(...));
+//   bp::dispatch::execute(op, problem, &params);                // per call
+//   bp::dispatch::Decision d = bp::dispatch::explain(op, problem, &params);
+//
+// Note [One selection function]
+// decide() in src/dispatch/select.cpp is the only place that chooses. It takes
+// the op's list in order, moves the preferred library first, drops what is not
+// built, not available, outside this thread's implementations(...) scope or
+// fails its checks (user flags are checks like any other: enabled,
+// deterministic, precision), then either takes the first survivor or, when
+// the op's autotune flag is on, times the survivors once per problem key and
+// caches the winner. select() and explain() are the same call; explain only
+// asks it to write every row down.
+//
+// Note [Autotune key]
+// A problem key holds the op, device, thread count, dtype, layout class, the
+// shape signature, the implementations(...) restriction, and the *values* of every
+// flag that the op's checks and runs read (declared with each check), never
+// flags::epoch(). Saved files also carry the versions of the libraries behind
+// the op, and an entry whose versions differ from this process's is dropped at
+// load. So a saved cache is valid in any process whose flags and libraries
+// agree, and a changed knob simply misses.
+//
+// Note [Registering implementations later]
+// Op lists are copy-on-write: Op::add() publishes a new list with one atomic
+// store, so a library loaded later (backplane_cuda, which links libbackplane)
+// can add its implementations at load time while other threads dispatch:
+// from a static initialiser, call the op's accessor (for matmul,
+// bp::ops::detail::matmul_op() in src/ops/matmul/impl_list.h) and add()
+// with Position::before_reference. Adding clears the op's cached autotune
+// winners, whose candidate set changed.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "backplane/device.h"
+#include "backplane/dtype.h"
+#include "backplane/error.h"
+#include "backplane/flags.h"
+#include "backplane/tensor.h"
+
+namespace bp::dispatch {
+
+// ---------------------------------------------------------------- reasons
+
+// One failed check: "<check>: expected <expected>, got <got>".
+struct Reason {
+  std::string check, expected, got;
+  std::string text() const;
+};
+
+// Where checks write why they fail. Selection runs checks without
+// collecting (no strings are built, the first failure stops the list);
+// explain() collects every reason.
+class Reasons {
+ public:
+  explicit Reasons(bool collect) : collect_(collect) {}
+  bool collecting() const { return collect_; }
+  // Records a failure of the running check; returns false so checks can
+  // `return r.fail(...)`.
+  bool fail(std::string_view expected, std::string_view got);
+  // The same, building `got` (a callable returning a string) only when collecting.
+  template <class GotFn>
+    requires std::is_invocable_v<GotFn>
+  bool fail(std::string_view expected, GotFn&& got) {
+    if (collect_) return fail(expected, std::string_view(std::string(got())));
+    ++failures_;
+    return false;
+  }
+  int failures() const { return failures_; }
+  const std::vector<Reason>& list() const { return list_; }
+  // Used by can_use(): names the check that is running.
+  void begin_check(const char* name) { current_ = name; }
+  void add(Reason r);
+
+ private:
+  bool collect_;
+  int failures_ = 0;
+  const char* current_ = "";
+  std::vector<Reason> list_;
+};
+
+// ---------------------------------------------------------------- problems
+
+// What dispatch knows of a call, independent of the op's parameter type:
+// enough for the autotune key, explain and trace. Filled by the op's front end.
+struct Problem {
+  static constexpr int kMaxDims = 8;
+  Device device = Device::cpu();
+  DType dtype = DType::f32;
+  uint32_t layout = 0;             // op-defined layout class bits (transposes, strides, bias kind)
+  int ndims = 0;
+  int64_t dims[kMaxDims] = {};     // op-defined shape signature (matmul: batch, m, n, k)
+  const char* const* dim_names = nullptr;  // names of dims ("batch", "m", ...), for text
+  double flops = 0;                // work, for trace and bench
+  // "batch=1 m=64 n=64 k=64 f32 layout=0x0 cpu"
+  std::string str() const;
+};
+
+// ---------------------------------------------------------------- implementations
+
+// Reduced-precision arithmetic an implementation may use (bit set).
+enum Reduced : uint32_t { kNoReduced = 0, kBf16 = 1u << 0, kTf32 = 1u << 1, kFp16Accumulation = 1u << 2 };
+std::string reduced_text(uint32_t reduced);  // "bf16, tf32" or "none"
+
+struct Properties {
+  DeviceType device = DeviceType::cpu;  // the device its tensors live on
+  bool deterministic = true;
+  uint32_t reduced = kNoReduced;  // what it may use when the precision knobs permit it
+  std::string workspace = "none";  // what extra memory it takes ("A and B as bf16")
+};
+
+// Whether an implementation can run in this build and process (the first two
+// of the four questions of DESIGN.md §2). `reason` starts with "not built: "
+// or "not available: " when it cannot.
+struct Availability {
+  bool built = true;
+  bool available = true;
+  std::string reason;
+};
+
+class Implementation {
+ public:
+  // name is "library:variant"; backend is a registry name (backends::backend_info).
+  Implementation(std::string name, std::string backend, Properties properties);
+  virtual ~Implementation() = default;
+
+  const std::string& name() const { return name_; }
+  std::string_view library() const;  // "builtin" of "builtin:avx512"
+  const std::string& backend() const { return backend_; }
+  const Properties& properties() const { return properties_; }
+  // Computed once (the registry's answer for `backend`, then availability_override()).
+  const Availability& availability() const;
+
+  // Runs the checks on type-erased params; false when any fails.
+  virtual bool can_use(const void* params, Reasons& reasons) const = 0;
+  virtual void run(const void* params) const = 0;
+  // The flags the checks and run read (Note [Autotune key]).
+  virtual std::vector<flags::Id> flags_read() const = 0;
+  // Names of the checks, in order (for docs and tests).
+  virtual std::vector<std::string> check_names() const = 0;
+
+  // Position in the op's registration order; stable, < 64 (scope masks).
+  int id() const { return id_; }
+
+ protected:
+  // Narrows availability beyond the backend record (a CPU without AVX-512).
+  // Return nullopt to keep the backend's answer.
+  virtual std::optional<Availability> availability_override() const { return std::nullopt; }
+
+ private:
+  friend class Op;
+  std::string name_, backend_;
+  Properties properties_;
+  int id_ = -1;
+  mutable std::once_flag availability_once_;
+  mutable Availability availability_;
+};
+
+// A small named check: adds "expected X, got Y" to reasons when it fails.
+template <class P>
+struct Check {
+  const char* name;
+  bool (*fn)(const P& params, Reasons& reasons);
+  std::vector<flags::Id> reads = {};  // the flags it reads (Note [Autotune key])
+};
+
+// The usual implementation: a list of checks and a run function on params P.
+template <class P>
+class Impl final : public Implementation {
+ public:
+  Impl(std::string name, std::string backend, Properties properties, std::vector<Check<P>> checks,
+       std::function<void(const P&)> run, std::vector<flags::Id> run_reads = {},
+       std::function<std::optional<Availability>()> availability = {})
+      : Implementation(std::move(name), std::move(backend), std::move(properties)),
+        checks_(std::move(checks)),
+        run_(std::move(run)),
+        run_reads_(std::move(run_reads)),
+        availability_fn_(std::move(availability)) {}
+
+  bool can_use(const void* params, Reasons& reasons) const override {
+    const P& p = *static_cast<const P*>(params);
+    bool ok = true;
+    for (const Check<P>& c : checks_) {
+      reasons.begin_check(c.name);
+      if (!c.fn(p, reasons)) {
+        ok = false;
+        if (!reasons.collecting()) return false;
+      }
+    }
+    return ok;
+  }
+  void run(const void* params) const override { run_(*static_cast<const P*>(params)); }
+  std::vector<flags::Id> flags_read() const override {
+    std::vector<flags::Id> ids = run_reads_;
+    for (const Check<P>& c : checks_) ids.insert(ids.end(), c.reads.begin(), c.reads.end());
+    return ids;
+  }
+  std::vector<std::string> check_names() const override {
+    std::vector<std::string> names;
+    for (const Check<P>& c : checks_) names.emplace_back(c.name);
+    return names;
+  }
+
+ protected:
+  std::optional<Availability> availability_override() const override {
+    return availability_fn_ ? availability_fn_() : std::nullopt;
+  }
+
+ private:
+  std::vector<Check<P>> checks_;
+  std::function<void(const P&)> run_;
+  std::vector<flags::Id> run_reads_;
+  std::function<std::optional<Availability>()> availability_fn_;
+};
+
+// An entry for an implementation this build does not contain, so explain()
+// and list_implementations() still show it ("not built: ...").
+std::unique_ptr<Implementation> not_built(std::string name, std::string backend, std::string why);
+
+// ---------------------------------------------------------------- ops
+
+// Which flag turns autotuning on for a device, and which limits it.
+struct AutotuneFlags {
+  flags::Id enabled;
+  flags::Id limit;
+};
+
+struct OpConfig {
+  std::string name;  // "matmul": the src/ops/<op> folder name
+  // Per device type (index: DeviceType): the flag naming a preferred library
+  // (an enum row whose "default" means none), and the autotune flags.
+  std::optional<flags::Id> preferred_library[2];
+  std::optional<AutotuneFlags> autotune[2];
+  // Op-level notes for explain (precision knobs that change nothing here, ...).
+  std::function<std::vector<std::string>(const Problem&)> notes;
+};
+
+enum class Position { end, before_reference };
+
+class Op {
+ public:
+  explicit Op(OpConfig config);
+  const OpConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+
+  // Publishes a new list (Note [Registering implementations later]).
+  // ValueError on a duplicate name or a malformed one (not "library:variant").
+  Implementation& add(std::unique_ptr<Implementation> impl, Position where = Position::end);
+
+  // The current list, in order. Valid for the life of the process.
+  std::span<const Implementation* const> implementations() const;
+  // By full name; nullptr when none.
+  const Implementation* find(std::string_view name) const;
+
+  // The flags any implementation reads, deduplicated, in first-use order,
+  // plus the op's preference and autotune-limit flags.
+  std::span<const flags::Id> key_flags() const;
+  // "openblas=0.3.21 onednn=2.6.3" for the implementations of a device type.
+  const std::string& library_versions(DeviceType device) const;
+
+ private:
+  struct List;
+  OpConfig config_;
+  mutable std::mutex mutex_;          // serialises add()
+  std::atomic<const List*> list_;     // published lists are never freed
+};
+
+// Defines an op (once; later calls with the same name return the same op and
+// ignore `config`). Thread-safe.
+Op& define_op(OpConfig config);
+// The op named `name`; ValueError naming the known ops when none.
+Op& get_op(std::string_view name);
+std::vector<std::string> op_names();
+
+// ---------------------------------------------------------------- decisions
+
+enum class Status { chosen, acceptable, rejected, excluded, not_built, not_available, not_tried };
+const char* status_name(Status s);  // "chosen", "acceptable", "rejected", "excluded by scope", ...
+
+struct Row {
+  std::string implementation;
+  Status status;
+  std::vector<Reason> reasons;  // rejected: every failed check; not built / available / excluded: one
+  double time_ms = -1;          // autotuned: best measured time
+};
+
+// The whole decision table (Note [One selection function]).
+struct Decision {
+  std::string op;
+  std::string problem;              // Problem::str()
+  std::vector<Row> rows;            // in the order considered (preferred library first)
+  std::vector<std::string> notes;   // preference fallbacks, autotune, precision remarks
+  const Implementation* chosen = nullptr;
+  std::string how;                  // "first acceptable", "preferred library", "autotuned", "autotune cache"
+  // A table for humans: one line per row plus notes.
+  std::string text() const;
+};
+
+// Raised when nothing is acceptable: the table as text (what()) and as data.
+class NoImplementationError : public Error {
+ public:
+  explicit NoImplementationError(Decision decision);
+  const Decision& decision() const { return decision_; }
+
+ private:
+  Decision decision_;
+};
+
+// The implementation to run (may autotune). NoImplementationError when none.
+const Implementation& select(const Op& op, const Problem& problem, const void* params);
+// The decision table; never raises for "nothing acceptable" (chosen == nullptr).
+Decision explain(const Op& op, const Problem& problem, const void* params);
+// select, then run, with trace lines (backends.trace).
+void execute(const Op& op, const Problem& problem, const void* params);
+
+// Explaining by op name from tensors, for the Python and CLI front ends: each
+// op registers how its arguments become a problem ("matmul": a, b; "addmm":
+// bias, a, b with options beta, alpha; "linear": x, weight[, bias]).
+using Explainer = std::function<Decision(const std::vector<Tensor>& args, const std::map<std::string, double>& options)>;
+void register_explainer(std::string name, Explainer explainer);
+// ValueError naming the known names when `name` has no explainer.
+Decision explain(std::string_view name, const std::vector<Tensor>& args,
+                 const std::map<std::string, double>& options = {});
+std::vector<std::string> explainer_names();
+
+// ---------------------------------------------------------------- implementations scope
+
+// Restricts an op to named implementations on this thread (full names, or
+// library prefixes such as "builtin"); enable flags and checks still apply.
+// Nests; the innermost scope for an op wins. Unknown names: ValueError, and
+// nothing is applied.
+class ImplementationsGuard {
+ public:
+  ImplementationsGuard(std::string_view op, const std::vector<std::string>& names);
+  ~ImplementationsGuard();
+  ImplementationsGuard(const ImplementationsGuard&) = delete;
+  ImplementationsGuard& operator=(const ImplementationsGuard&) = delete;
+
+ private:
+  const Op* op_;
+};
+// The mask of implementation ids this thread may use for `op` (all ones when unrestricted).
+uint64_t allowed_mask(const Op& op);
+// The names of the innermost scope for `op` on this thread ("" when none).
+std::string scope_names(const Op& op);
+
+// ---------------------------------------------------------------- autotune cache
+
+// The process-wide cache of autotuned winners (Note [Autotune key]). Bounded
+// by flag row autotune_cache_max_size (least recently used entries go first;
+// 0 = unbounded). BACKPLANE_AUTOTUNE_CACHE names a file loaded at start-up
+// and saved at exit.
+namespace autotune_cache {
+int64_t size();
+int64_t max_size();
+void set_max_size(int64_t n);  // ValueError when negative
+void clear();
+// Writes every entry (text, one per line); RuntimeError when the file cannot be written.
+void save(const std::string& path);
+// Adds the file's entries; returns how many were taken. Entries for other
+// library versions are skipped; a malformed file is a ValueError naming the line.
+int64_t load(const std::string& path);
+}  // namespace autotune_cache
+
+// ---------------------------------------------------------------- listing
+
+struct ImplementationInfo {
+  std::string name, library, backend;
+  bool built = false, available = false;
+  std::string reason;  // why not built / available
+  Properties properties;
+  std::vector<std::string> checks;
+};
+// ValueError naming the known ops when `op` is unknown.
+std::vector<ImplementationInfo> list_implementations(std::string_view op);
+
+// How many times select() has timed candidates in this process (for tests).
+int64_t autotune_runs();
+
+}  // namespace bp::dispatch

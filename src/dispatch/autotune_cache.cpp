@@ -1,0 +1,319 @@
+// The autotune cache: winners by problem key, least recently used first out,
+// saved and loaded as text (Note [Autotune key] in backplane/dispatch.h).
+//
+// File format, one entry per line after a "# backplane autotune cache v1"
+// header, fields separated by tabs:
+//   op  device  threads  dtype  layout  dims  flags  libraries  winner  time_ms
+//   matmul  cpu  2  f32  0x0  1,64,64,64  cpu.preferred_blas_library=default;...  cpu=?,openblas=0.3.21  builtin:avx512  0.012
+// Loaded lines wait as text until their op is defined and looked up, so a
+// file may hold entries of ops that a later library (backplane_cuda) adds.
+
+#include <cstdlib>
+#include <fstream>
+#include <list>
+#include <sstream>
+#include <unordered_map>
+
+#include "backplane/runtime.h"
+#include "dispatch/autotune_key.h"
+
+namespace bp::dispatch {
+namespace detail {
+namespace {
+
+constexpr const char* kHeader = "# backplane autotune cache v1";
+constexpr std::size_t kFields = 10;
+
+struct Entry {
+  Key key;
+  const Implementation* winner;
+  std::string line;  // the entry as saved (built once, when stored)
+};
+
+struct Cache {
+  std::mutex mutex;
+  std::list<Entry> lru;  // most recently used first
+  std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
+  std::vector<std::string> pending;  // loaded lines whose op has not been looked up yet
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: the exit-time save may run after static destructors
+  return *c;
+}
+
+int64_t limit() { return flags::get_raw(flags::Id::generic_autotune_cache_max_size); }
+
+void trim(Cache& c, int64_t max) {
+  while (static_cast<int64_t>(c.lru.size()) > max) {
+    c.index.erase(c.lru.back().key);
+    c.lru.pop_back();
+  }
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string field;
+  std::istringstream in(s);
+  while (std::getline(in, field, sep)) out.push_back(field);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+std::string join_dims(const Key& k) {
+  std::string out;
+  for (int i = 0; i < k.ndims; ++i) out += (i ? "," : "") + std::to_string(k.dims[i]);
+  return out;
+}
+
+std::string flags_text(const Op& op, const Key& k) {
+  std::string out;
+  auto ids = op.key_flags();
+  for (int i = 0; i < k.nflags; ++i)
+    out += (i ? ";" : "") + flags::row(ids[i]).path() + "=" + flags::format(ids[i], k.flag_values[i]);
+  return out;
+}
+
+std::string layout_hex(uint32_t layout) {
+  std::ostringstream o;
+  o << "0x" << std::hex << layout;
+  return o.str();
+}
+
+std::string entry_line(const Key& k, const Implementation& winner, double time_ms) {
+  std::ostringstream o;
+  o << k.op->name() << '\t' << k.device.str() << '\t' << k.threads << '\t' << dtype_short_name(k.dtype) << '\t' << layout_hex(k.layout)
+    << '\t' << join_dims(k) << '\t' << flags_text(*k.op, k) << '\t' << k.op->library_versions(k.device.type)
+    << '\t' << winner.name() << '\t' << time_ms;
+  return o.str();
+}
+
+void insert(Cache& c, const Key& key, const Implementation& winner, std::string line) {
+  const int64_t max = limit();
+  if (max == 0) return;  // caching disabled
+  auto it = c.index.find(key);
+  if (it != c.index.end()) {
+    c.lru.erase(it->second);
+    c.index.erase(it);
+  }
+  c.lru.push_front(Entry{key, &winner, std::move(line)});
+  c.index.emplace(key, c.lru.begin());
+  trim(c, max);
+}
+
+// Parses one saved line into a key for `op`; false when it belongs to
+// another op, other library versions or other flags (stale, skipped).
+bool parse_line(const std::string& line, const Op& op, Key& key, const Implementation*& winner) {
+  const auto f = split(line, '\t');
+  if (f.size() != kFields) throw_bad_value("autotune_cache.load", line, "10 tab-separated fields (see autotune_cache.cpp)");
+  if (f[0] != op.name()) return false;
+  key = Key{};
+  key.op = &op;
+  key.device = parse_device(f[1]);
+  key.threads = std::stoi(f[2]);
+  key.dtype = parse_dtype(f[3]);
+  key.layout = static_cast<uint32_t>(std::stoul(f[4], nullptr, 16));
+  const auto dims = split(f[5], ',');
+  if (dims.size() > static_cast<std::size_t>(Problem::kMaxDims))
+    throw_bad_value("autotune_cache.load", f[5], "at most 8 dims");
+  key.ndims = static_cast<int>(dims.size());
+  for (int i = 0; i < key.ndims; ++i) key.dims[i] = std::stoll(dims[i]);
+  if (f[7] != op.library_versions(key.device.type)) return false;
+  // Flags: exactly the op's key flags, in its order.
+  const auto ids = op.key_flags();
+  const auto pairs = split(f[6], ';');
+  if (pairs.size() != ids.size()) return false;
+  key.nflags = static_cast<int>(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto eq = pairs[i].find('=');
+    if (eq == std::string::npos || pairs[i].substr(0, eq) != flags::row(ids[i]).path()) return false;
+    key.flag_values[i] = flags::parse(ids[i], pairs[i].substr(eq + 1));
+  }
+  winner = op.find(f[8]);
+  return winner != nullptr;
+}
+
+void adopt_pending(Cache& c, const Op& op) {
+  if (c.pending.empty()) return;
+  std::vector<std::string> rest;
+  for (std::string& line : c.pending) {
+    Key key;
+    const Implementation* winner = nullptr;
+    bool taken = false;
+    try {
+      taken = parse_line(line, op, key, winner);
+    } catch (const std::exception&) {
+      taken = false;  // checked at load; a flag table change makes it stale
+    }
+    if (taken) {
+      insert(c, key, *winner, line);
+    } else if (line.compare(0, op.name().size() + 1, op.name() + "\t") != 0) {
+      rest.push_back(std::move(line));  // another op's: keep waiting
+    }
+  }
+  c.pending = std::move(rest);
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_runtime("autotune_cache.load", "cannot read autotune cache file '" + path + "'");
+  std::vector<std::string> lines;
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader)
+    throw_bad_value("autotune_cache.load", path, "a file starting with '" + std::string(kHeader) + "'");
+  while (std::getline(in, line))
+    if (!line.empty()) {
+      if (split(line, '\t').size() != kFields)
+        throw_bad_value("autotune_cache.load", path + ": '" + line + "'", "10 tab-separated fields per line");
+      lines.push_back(line);
+    }
+  return lines;
+}
+
+// BACKPLANE_AUTOTUNE_CACHE: read at load, written at exit.
+const bool env_file_connected = [] {
+  const char* path = std::getenv("BACKPLANE_AUTOTUNE_CACHE");
+  if (path == nullptr || *path == '\0') return false;
+  try {
+    if (std::ifstream(path)) cache().pending = read_lines(path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[backplane] warning: BACKPLANE_AUTOTUNE_CACHE: %s (ignored)\n", e.what());
+  }
+  std::atexit([] {
+    try {
+      autotune_cache::save(std::getenv("BACKPLANE_AUTOTUNE_CACHE"));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[backplane] warning: BACKPLANE_AUTOTUNE_CACHE: %s\n", e.what());
+    }
+  });
+  return true;
+}();
+
+const bool max_size_connected = [] {
+  flags::on_change(flags::Id::generic_autotune_cache_max_size, [](int64_t max) {
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    trim(c, max);
+  });
+  return true;
+}();
+
+}  // namespace
+
+std::size_t KeyHash::operator()(const Key& k) const {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix(reinterpret_cast<uintptr_t>(k.op));
+  mix(static_cast<uint64_t>(k.device.type) << 32 | static_cast<uint32_t>(k.device.index));
+  mix(static_cast<uint64_t>(k.dtype) << 32 | k.layout);
+  mix(static_cast<uint64_t>(k.threads));
+  mix(k.allowed);
+  for (int i = 0; i < k.ndims; ++i) mix(static_cast<uint64_t>(k.dims[i]));
+  for (int i = 0; i < k.nflags; ++i) mix(static_cast<uint64_t>(k.flag_values[i]));
+  return static_cast<std::size_t>(h);
+}
+
+Key make_key(const Op& op, const Problem& p, uint64_t allowed) {
+  Key k;
+  k.op = &op;
+  k.device = p.device;
+  k.dtype = p.dtype;
+  k.layout = p.layout;
+  k.threads = get_num_threads();
+  k.ndims = p.ndims;
+  for (int i = 0; i < p.ndims; ++i) k.dims[i] = p.dims[i];
+  k.allowed = allowed;
+  const auto ids = op.key_flags();
+  k.nflags = static_cast<int>(ids.size());
+  for (int i = 0; i < k.nflags; ++i) k.flag_values[i] = flags::get_raw(ids[i]);
+  return k;
+}
+
+const Implementation* cache_lookup(const Key& key) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.index.find(key);
+  if (it == c.index.end()) {
+    adopt_pending(c, *key.op);
+    it = c.index.find(key);
+    if (it == c.index.end()) return nullptr;
+  }
+  if (it->second != c.lru.begin()) c.lru.splice(c.lru.begin(), c.lru, it->second);
+  return it->second->winner;
+}
+
+void cache_store(const Key& key, const Implementation& winner, double time_ms) {
+  std::string line = entry_line(key, winner, time_ms);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  insert(c, key, winner, std::move(line));
+}
+
+void forget_op(const Op& op) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto it = c.lru.begin(); it != c.lru.end();) {
+    if (it->key.op == &op) {
+      c.index.erase(it->key);
+      it = c.lru.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace detail
+
+namespace autotune_cache {
+
+int64_t size() {
+  auto& c = detail::cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return static_cast<int64_t>(c.lru.size());
+}
+
+int64_t max_size() { return detail::limit(); }
+void set_max_size(int64_t n) { flags::set_raw(flags::Id::generic_autotune_cache_max_size, n); }
+
+void clear() {
+  auto& c = detail::cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.lru.clear();
+  c.index.clear();
+  c.pending.clear();
+}
+
+void save(const std::string& path) {
+  auto& c = detail::cache();
+  std::vector<std::string> lines;
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    // Least recently used first, so a load into a smaller cache keeps the newest.
+    for (auto it = c.lru.rbegin(); it != c.lru.rend(); ++it)
+      if (it->key.allowed == ~0ull) lines.push_back(it->line);  // restricted runs are not general answers
+    lines.insert(lines.begin(), c.pending.begin(), c.pending.end());
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw_runtime("autotune_cache.save", "cannot write autotune cache file '" + path + "'");
+    out << detail::kHeader << '\n';
+    for (const auto& l : lines) out << l << '\n';
+    if (!out) throw_runtime("autotune_cache.save", "error writing autotune cache file '" + path + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw_runtime("autotune_cache.save", "cannot replace autotune cache file '" + path + "'");
+}
+
+int64_t load(const std::string& path) {
+  std::vector<std::string> lines = detail::read_lines(path);
+  auto& c = detail::cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const std::size_t before = c.lru.size() + c.pending.size();
+  c.pending.insert(c.pending.end(), lines.begin(), lines.end());
+  for (const std::string& name : op_names()) detail::adopt_pending(c, get_op(name));
+  return static_cast<int64_t>(c.lru.size() + c.pending.size()) - static_cast<int64_t>(before);
+}
+
+}  // namespace autotune_cache
+}  // namespace bp::dispatch

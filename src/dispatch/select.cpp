@@ -1,0 +1,248 @@
+// The one selection function (Note [One selection function] in
+// backplane/dispatch.h), and what is built on it: select, explain, execute.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "backplane/log.h"
+#include "dispatch/autotune_key.h"
+
+namespace bp::dispatch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::atomic<int64_t> g_autotune_runs{0};
+
+enum class How { first, preferred, autotuned, cached };
+const char* how_text(How h) {
+  switch (h) {
+    case How::first: return "first acceptable";
+    case How::preferred: return "preferred library";
+    case How::autotuned: return "autotuned";
+    case How::cached: return "autotune cache";
+  }
+  return "";
+}
+
+struct Choice {
+  const Implementation* impl = nullptr;
+  How how = How::first;
+};
+
+constexpr int kTimedRuns = 3;
+
+double time_once_ms(const Implementation& impl, const void* params) {
+  const auto t0 = Clock::now();
+  impl.run(params);
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Warm-up, then the best of a few runs.
+double time_best_ms(const Implementation& impl, const void* params) {
+  impl.run(params);
+  double best = time_once_ms(impl, params);
+  for (int i = 1; i < kTimedRuns; ++i) best = std::min(best, time_once_ms(impl, params));
+  return best;
+}
+
+Row* row_for(Decision* table, const Implementation& impl) {
+  if (!table) return nullptr;
+  for (Row& r : table->rows)
+    if (r.implementation == impl.name()) return &r;
+  return nullptr;
+}
+
+// The preferred library for this problem's device, or nullptr ("default").
+const char* preferred_library(const Op& op, const Problem& p) {
+  const auto& id = op.config().preferred_library[static_cast<int>(p.device.type)];
+  if (!id) return nullptr;
+  const int64_t v = flags::get_raw(*id);
+  return v == 0 ? nullptr : flags::row(*id).domain.names[v];
+}
+
+Choice decide(const Op& op, const Problem& p, const void* params, Decision* table) {
+  const bool collect = table != nullptr;
+  const auto impls = op.implementations();
+
+  // 1. Order: the op's list, the preferred library's entries moved first.
+  const char* preferred = preferred_library(op, p);
+  const Implementation* order[64];
+  int n = 0;
+  bool preferred_present = false, preferred_built = false;
+  if (preferred) {
+    for (const Implementation* i : impls)
+      if (i->library() == preferred) {
+        order[n++] = i;
+        preferred_present = true;
+        preferred_built = preferred_built || i->availability().built;
+      }
+  }
+  for (const Implementation* i : impls)
+    if (!preferred || i->library() != preferred) order[n++] = i;
+  if (collect && preferred) {
+    const std::string flag = flags::row(*op.config().preferred_library[static_cast<int>(p.device.type)]).path();
+    if (!preferred_present)
+      table->notes.push_back(flag + " = " + preferred + ", but " + op.name() +
+                             " has no implementation from that library: the default order is used");
+    else if (!preferred_built)
+      table->notes.push_back(flag + " = " + preferred + ", which is not built: falling back to the default order");
+    else
+      table->notes.push_back(flag + " = " + preferred + ": its implementations are tried first");
+  }
+
+  // 2. Autotuning and its cache.
+  const auto& tune_flags = op.config().autotune[static_cast<int>(p.device.type)];
+  const bool tune = tune_flags && flags::get_raw(tune_flags->enabled) != 0;
+  const uint64_t allowed = allowed_mask(op);
+  detail::Key key;
+  if (tune) {
+    key = detail::make_key(op, p, allowed);
+    if (const Implementation* w = detail::cache_lookup(key)) {
+      Reasons quick(false);
+      if (!collect && w->can_use(params, quick)) return {w, How::cached};
+      if (collect) table->notes.push_back("autotune cache holds " + w->name() + " for this problem");
+    }
+  }
+
+  // 3. Filter: built, available, in scope, deterministic if asked, checks.
+  const bool deterministic = flags::get_raw(flags::Id::generic_deterministic_algorithms) != 0;
+  const Implementation* survivors[64];
+  int ns = 0;
+  for (int idx = 0; idx < n; ++idx) {
+    const Implementation* impl = order[idx];
+    const Availability& a = impl->availability();
+    Status status = Status::acceptable;
+    Reasons reasons(collect);
+    if (!a.built || !a.available) {
+      status = a.built ? Status::not_available : Status::not_built;
+      reasons.begin_check(a.built ? "available" : "built");
+      reasons.fail(a.built ? "available here" : "built into this build", a.reason);
+    } else if (!((allowed >> impl->id()) & 1)) {
+      status = Status::excluded;
+      reasons.begin_check("implementations scope");
+      reasons.fail(collect ? "one of: " + scope_names(op) : std::string(), impl->name());
+    } else {
+      bool ok = true;
+      if (deterministic && !impl->properties().deterministic) {
+        reasons.begin_check("deterministic");
+        reasons.fail("a deterministic implementation (use_deterministic_algorithms(True))", "a nondeterministic one");
+        ok = false;
+      }
+      if (ok || collect) ok = impl->can_use(params, reasons) && ok;
+      if (!ok) status = Status::rejected;
+    }
+    if (status == Status::acceptable) survivors[ns++] = impl;
+    if (collect) table->rows.push_back(Row{impl->name(), status, reasons.list()});
+    // Without a table and without autotuning, the first survivor is the answer.
+    if (!collect && !tune && ns == 1) break;
+  }
+  if (ns == 0) return {};
+
+  // 4. Choose.
+  Choice choice{survivors[0], preferred && survivors[0]->library() == preferred ? How::preferred : How::first};
+  // The reference (the list's last entry) is the fallback for correctness,
+  // never a contender: it is not timed when anything else survived.
+  if (tune && ns > 1 && survivors[ns - 1] == impls.back()) --ns;
+  if (tune && ns > 1) {
+    const int64_t limit = flags::get_raw(tune_flags->limit);
+    const int count = limit == 0 ? ns : static_cast<int>(std::min<int64_t>(limit, ns));
+    if (collect) {
+      if (const Implementation* w = detail::cache_lookup(key)) {
+        choice = {w, How::cached};
+      } else {
+        table->notes.push_back(flags::row(tune_flags->enabled).path() + " is on: the first call times " +
+                               std::to_string(count) + " acceptable implementation(s) (limit " +
+                               flags::row(tune_flags->limit).path() + " = " + std::to_string(limit) +
+                               ") and caches the fastest; until then the first acceptable is shown");
+      }
+    } else {
+      g_autotune_runs.fetch_add(1);
+      double best = 0;
+      const bool trace = flags::get_raw(flags::Id::generic_trace) != 0;
+      for (int i = 0; i < count; ++i) {
+        const double ms = time_best_ms(*survivors[i], params);
+        if (trace) log::trace("autotune " + op.name() + ": " + survivors[i]->name() + " " + p.str() + " " +
+                              std::to_string(ms) + " ms");
+        if (i == 0 || ms < best) {
+          best = ms;
+          choice = {survivors[i], How::autotuned};
+        }
+      }
+      detail::cache_store(key, *choice.impl, best);
+    }
+  } else if (tune && !collect) {
+    detail::cache_store(key, *choice.impl, -1);  // a single candidate: nothing to time
+  }
+  if (Row* r = row_for(table, *choice.impl)) r->status = Status::chosen;
+  return choice;
+}
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string Decision::text() const {
+  std::string out = op + ": " + problem + "\n";
+  for (const Row& r : rows) {
+    std::string head = "  " + pad(r.implementation, 22) + pad(status_name(r.status), 15);
+    if (r.reasons.empty()) {
+      out += head + (r.status == Status::chosen ? "(" + how + ")" : "") + "\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < r.reasons.size(); ++i)
+      out += (i == 0 ? head : std::string(head.size(), ' ')) + r.reasons[i].text() + "\n";
+  }
+  for (const std::string& n : notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+NoImplementationError::NoImplementationError(Decision decision)
+    : Error(ErrorKind::Runtime,
+            decision.op + ": no implementation accepts this problem (" + decision.problem + ")\n" + decision.text(),
+            decision.op, decision.problem, "a problem some implementation accepts (see the table)"),
+      decision_(std::move(decision)) {}
+
+Decision explain(const Op& op, const Problem& problem, const void* params) {
+  Decision d;
+  d.op = op.name();
+  d.problem = problem.str();
+  const Choice c = decide(op, problem, params, &d);
+  d.chosen = c.impl;
+  d.how = c.impl ? how_text(c.how) : "";
+  if (op.config().notes)
+    for (std::string& n : op.config().notes(problem)) d.notes.push_back(std::move(n));
+  return d;
+}
+
+const Implementation& select(const Op& op, const Problem& problem, const void* params) {
+  const Choice c = decide(op, problem, params, nullptr);
+  if (!c.impl) throw NoImplementationError(explain(op, problem, params));
+  return *c.impl;
+}
+
+void execute(const Op& op, const Problem& problem, const void* params) {
+  if (flags::get_raw(flags::Id::generic_trace) == 0) {
+    select(op, problem, params).run(params);
+    return;
+  }
+  const auto t0 = Clock::now();
+  const Choice c = decide(op, problem, params, nullptr);
+  if (!c.impl) throw NoImplementationError(explain(op, problem, params));
+  const double choose_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " (%s, %.2f us)", how_text(c.how), choose_us);
+  log::trace("dispatch " + op.name() + ": " + c.impl->name() + " for " + problem.str() + buf);
+  const double ms = time_once_ms(*c.impl, params);
+  const double gflops = problem.flops > 0 && ms > 0 ? problem.flops / (ms * 1e6) : 0;
+  std::snprintf(buf, sizeof buf, " %.3f ms %.1f GFLOP/s", ms, gflops);
+  log::trace("run " + op.name() + ": " + c.impl->name() + " " + problem.str() + buf);
+}
+
+int64_t autotune_runs() { return g_autotune_runs.load(); }
+
+}  // namespace bp::dispatch

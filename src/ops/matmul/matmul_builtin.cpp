@@ -1,0 +1,89 @@
+// builtin:avx512_bf16 / avx512 / avx2 / generic: Backplane's own packed GEMM
+// (src/kernels/cpu/gemm.h), one entry per ISA variant.
+//
+// Availability is the hardware's answer (gemm_isa_supported); the CPU
+// capability cap (ATEN_CPU_CAPABILITY) is a check, so explain shows it.
+// avx512_bf16 multiplies bf16 operands: native for bf16 inputs, and for f32
+// inputs only with the "bf16" precision permission (Note [fp32 precision tree]).
+
+#include "kernels/cpu/gemm.h"
+#include "ops/matmul/checks.h"
+#include "ops/matmul/impl_list.h"
+
+namespace bp::ops::matmul {
+namespace {
+
+using kernels::cpu::GemmIsa;
+using kernels::cpu::MatView;
+
+template <GemmIsa Isa>
+void run_builtin(const Params& p) {
+  for_each_gemm(p, [&](const Gemm2D& g) {
+    const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+    switch (p.dtype) {
+      case DType::f64:
+        kernels::cpu::gemm_f64(Isa, {static_cast<const double*>(g.a), p.m, p.k, g.a_rs, g.a_cs},
+                               {static_cast<const double*>(g.b), p.k, p.n, g.b_rs, g.b_cs},
+                               {static_cast<double*>(g.c), p.m, p.n, g.ldc, 1}, g.alpha, g.beta);
+        break;
+      case DType::f32:
+        kernels::cpu::gemm_f32(Isa, {static_cast<const float*>(g.a), p.m, p.k, g.a_rs, g.a_cs},
+                               {static_cast<const float*>(g.b), p.k, p.n, g.b_rs, g.b_cs},
+                               {static_cast<float*>(g.c), p.m, p.n, g.ldc, 1}, alpha, beta);
+        break;
+      case DType::bf16:
+      case DType::f16: {
+        auto* fn = p.dtype == DType::bf16 ? &kernels::cpu::gemm_bf16 : &kernels::cpu::gemm_f16;
+        fn(Isa, {static_cast<const uint16_t*>(g.a), p.m, p.k, g.a_rs, g.a_cs},
+           {static_cast<const uint16_t*>(g.b), p.k, p.n, g.b_rs, g.b_cs}, {static_cast<float*>(g.c), p.m, p.n, g.ldc, 1},
+           alpha, beta);
+        break;
+      }
+      default: throw_bad_value("matmul", dtype_name(p.dtype), "float16, bfloat16, float32 or float64");
+    }
+  });
+}
+
+std::optional<dispatch::Availability> hardware(GemmIsa isa) {
+  if (kernels::cpu::gemm_isa_supported(isa)) return dispatch::Availability{true, true, ""};
+  return dispatch::Availability{true, false,
+                                std::string("not available: this CPU lacks the ") + kernels::cpu::gemm_isa_name(isa) +
+                                    " instructions"};
+}
+
+template <GemmIsa Isa>
+std::unique_ptr<dispatch::Implementation> make() {
+  using dispatch::Check;
+  std::vector<Check<Params>> list = {{"device", checks::cpu_device}};
+  dispatch::Properties props;
+  props.workspace = "packed panels of A and B (per thread, reused)";
+  if constexpr (Isa == GemmIsa::avx512_bf16) {
+    list.push_back({"dtype", checks::f32_or_bf16});
+    list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability_cap}});
+    list.push_back({"precision", checks::bf16_permitted, checks::precision_flags()});
+    props.reduced = dispatch::kBf16;
+  } else {
+    list.push_back({"dtype", checks::any_float});
+    if constexpr (Isa == GemmIsa::avx512)
+      list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability_cap}});
+    if constexpr (Isa == GemmIsa::avx2)
+      list.push_back({"capability", checks::capability_avx2, {flags::Id::cpu_capability_cap}});
+  }
+  return std::make_unique<dispatch::Impl<Params>>(
+      std::string("builtin:") + kernels::cpu::gemm_isa_name(Isa), "cpu", props, std::move(list), run_builtin<Isa>,
+      std::vector<flags::Id>{}, [] { return hardware(Isa); });
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_builtin(GemmIsa isa) {
+  switch (isa) {
+    case GemmIsa::avx512_bf16: return make<GemmIsa::avx512_bf16>();
+    case GemmIsa::avx512: return make<GemmIsa::avx512>();
+    case GemmIsa::avx2: return make<GemmIsa::avx2>();
+    case GemmIsa::generic: return make<GemmIsa::generic>();
+  }
+  throw_bad_value("make_builtin", kernels::cpu::gemm_isa_name(isa), "a GemmIsa");
+}
+
+}  // namespace bp::ops::matmul

@@ -1,0 +1,184 @@
+"""backplane.matmul / addmm / linear against NumPy: every implementation,
+tile edges, odd sizes, strided views, dtypes, semantics, precision, bad input."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import backplane
+from backplane import backends
+
+IMPLS = [i.name for i in backends.list_implementations("matmul") if i.available]
+DTYPES = {"float32": (np.float32, 1e-5), "float64": (np.float64, 1e-12),
+          "float16": (np.float16, 2e-2), "bfloat16": (ml_dtypes.bfloat16, 3e-2)}
+SHAPES = [(1, 1, 1), (7, 5, 3), (16, 16, 16), (17, 33, 15), (65, 31, 129), (1, 48, 20), (40, 1, 9)]
+RNG = np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_overrides():
+    """python_native overrides that other tests registered (and left enabled) do not run here."""
+    import contextlib
+    from backplane.backends import python_native
+    with contextlib.ExitStack() as stack:
+        for name in python_native.all_dsls:
+            stack.enter_context(getattr(python_native, name).disabled())
+        yield
+
+
+def rand(shape, dtype=np.float32):
+    return RNG.uniform(-1, 1, size=shape).astype(dtype)
+
+
+def check(got, a, b, tol):
+    want = np.matmul(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    got = np.asarray(got.numpy(), np.float64)
+    assert got.shape == want.shape
+    scale = max(1.0, float(np.abs(want).max(initial=0)))
+    k = a.shape[-1]
+    assert np.abs(got - want).max(initial=0) / scale <= tol * max(1.0, np.sqrt(k))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_every_implementation_matches_numpy_or_says_why(impl, dtype):
+    np_dtype, tol = DTYPES[dtype]
+    with backends.implementations("matmul", impl):
+        for m, n, k in SHAPES:
+            a, b = rand((m, k), np_dtype), rand((k, n), np_dtype)
+            table = backends.explain("matmul", a, b)
+            if table.chosen is None:
+                assert table.row(impl).status == "rejected" and table.row(impl).reasons
+                with pytest.raises(backends.NoImplementationError):
+                    backplane.matmul(a, b)
+                return
+            assert table.chosen == impl
+            out = backplane.matmul(a, b)
+            assert isinstance(out, backplane.Tensor) and out.dtype == dtype
+            check(out, a, b, tol)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_strided_views(impl):
+    a_t = rand((23, 19)).T             # transposed
+    b_s = rand((23, 41))[:, 1:40:2]    # column stride 2
+    b_t = rand((20, 23)).T
+    with backends.implementations("matmul", impl):
+        for b in (b_s, b_t):
+            a_bp, b_bp = backplane.asarray(a_t), backplane.asarray(b)
+            table = backends.explain("matmul", a_bp, b_bp)
+            if table.chosen is None:
+                # a BLAS without a unit stride, or bf16 arithmetic without the permission
+                assert any(r.startswith(("layout:", "precision:")) for r in table.row(impl).reasons)
+                continue
+            check(backplane.matmul(a_bp, b_bp), a_t, b, 1e-5)
+
+
+def test_blas_rejects_views_without_a_unit_stride():
+    if "openblas:gemm" not in IMPLS:
+        pytest.skip("OpenBLAS not built")
+    a, b = rand((8, 8)), rand((8, 16))[:, ::2]
+    row = backends.explain("matmul", a, b).row("openblas:gemm")
+    assert row.status == "rejected"
+    assert row.reasons == ["layout: expected a and b each with a unit stride in one dimension and a leading "
+                           "dimension covering the other (transposed views are fine), got b strides (16, 2)"]
+
+
+@pytest.mark.parametrize("sa,sb", [((5,), (5,)), ((5,), (5, 3)), ((4, 5), (5,)), ((2, 1, 4, 5), (3, 5, 6)),
+                                   ((3, 4, 5), (5, 2)), ((5,), (2, 5, 3)), ((2, 4, 5), (5,))])
+def test_semantics_follow_numpy_matmul(sa, sb):
+    a, b = rand(sa, np.float64), rand(sb, np.float64)
+    out = backplane.matmul(a, b)
+    want = np.matmul(a, b)
+    assert out.shape == want.shape
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_addmm_and_linear():
+    a, b, bias = rand((4, 6), np.float64), rand((6, 3), np.float64), rand((3,), np.float64)
+    np.testing.assert_allclose(backplane.addmm(bias, a, b, beta=0.5, alpha=2.0).numpy(), 0.5 * bias + 2 * a @ b,
+                               rtol=1e-12)
+    w = rand((3, 6), np.float64)
+    np.testing.assert_allclose(backplane.linear(a, w, bias).numpy(), a @ w.T + bias, rtol=1e-12)
+    np.testing.assert_allclose(backplane.linear(rand((2, 5, 6), np.float64), w).shape, (2, 5, 3))
+    x = rand((6,), np.float64)
+    np.testing.assert_allclose(backplane.linear(x, w).numpy(), w @ x, rtol=1e-12)
+
+
+def test_medium_has_the_bf16_signature_and_highest_is_exact():
+    # 1 + 2**-10 is exact in fp32 and rounds to 1 in bf16: x*x tells which arithmetic ran.
+    x = np.array([[1 + 2 ** -10]], dtype=np.float32)
+    exact = np.float32(x[0, 0] * x[0, 0])
+    backplane.set_float32_matmul_precision("highest")
+    for impl in IMPLS:
+        with backends.implementations("matmul", impl):
+            if backends.explain("matmul", x, x).chosen:
+                assert backplane.matmul(x, x).numpy()[0, 0] == exact, impl
+    backplane.set_float32_matmul_precision("medium")
+    try:
+        for impl in ("builtin:avx512_bf16", "onednn:matmul"):
+            if impl in IMPLS:
+                with backends.implementations("matmul", impl):
+                    assert backplane.matmul(x, x).numpy()[0, 0] == 1.0, impl
+        assert backends.explain("matmul", x, x).chosen == (
+            "builtin:avx512_bf16" if "builtin:avx512_bf16" in IMPLS else backends.explain("matmul", x, x).chosen)
+    finally:
+        backplane.set_float32_matmul_precision("highest")
+
+
+def test_high_permits_tf32_which_the_cpu_lacks():
+    backplane.set_float32_matmul_precision("high")
+    try:
+        x = rand((3, 3))
+        table = backends.explain("matmul", x, x)
+        assert any("which no CPU has" in n for n in table.notes)
+        assert table.chosen != "builtin:avx512_bf16"
+        check(backplane.matmul(x, x), x, x, 1e-6)
+    finally:
+        backplane.set_float32_matmul_precision("highest")
+
+
+@pytest.mark.parametrize("a,b,match", [
+    ((2, 3), (4, 5), r"matmul: expected a's last dimension equal to b's second-to-last dimension, got shapes "
+                     r"\[2, 3\] and \[4, 5\] \(3 != 4\)"),
+    ((2, 2, 3), (3, 3, 4), r"batch shapes \[2\] and \[3\]"),
+    ((), (3,), r"at least 1 dimension"),
+])
+def test_bad_shapes(a, b, match):
+    with pytest.raises(ValueError, match=match):
+        backplane.matmul(rand(a), rand(b))
+
+
+def test_mixed_dtypes_and_integer_dtypes():
+    with pytest.raises(ValueError, match="a float32 and b float64"):
+        backplane.matmul(rand((2, 3)), rand((3, 2), np.float64))
+    with pytest.raises(ValueError, match="float16, bfloat16, float32 or float64"):
+        backplane.matmul(np.ones((2, 2), np.int32), np.ones((2, 2), np.int32))
+    with pytest.raises(ValueError, match=r"bias \[5\] for a product of shape \[2, 4\]"):
+        backplane.addmm(rand((5,)), rand((2, 3)), rand((3, 4)))
+
+
+@pytest.mark.skipif(not backplane.cuda.is_available(), reason="needs a CUDA device")
+def test_mixed_devices():
+    with pytest.raises(ValueError, match="one device"):
+        backplane.matmul(backplane.asarray(rand((2, 2))), backplane.asarray(rand((2, 2)), device="cuda"))
+
+
+def test_python_native_override_runs_first_and_explain_mentions_it():
+    from backplane.backends import python_native
+    calls = []
+
+    def numpy_matmul(a, b):
+        calls.append(1)
+        return backplane.asarray(np.matmul(a, b))
+
+    python_native.register("numpy_dsl_test", "matmul", numpy_matmul, predicate=lambda a, b: np.shape(a) == (2, 2))
+    try:
+        a = rand((2, 2))
+        backplane.matmul(a, a)
+        assert calls == [1]
+        assert "python_native override" in str(backends.explain("matmul", a, a))
+        backplane.matmul(rand((3, 3)), rand((3, 3)))  # the predicate declines
+        assert calls == [1]
+    finally:
+        python_native.numpy_dsl_test.disable()
