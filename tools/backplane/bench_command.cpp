@@ -1,6 +1,6 @@
 // `backplane bench <op> [--shapes SET|FILE ...] [--shape "M N K" ...]
 // [--dtype f32,bf16] [--threads 1,2] [--impl NAME ...] [--warmup N]
-// [--repeat N] [--json]`: every built implementation side by side
+// [--repeat N] [--min-time MS] [--json]`: every built implementation side by side
 // (bench_driver.h).
 
 #include <fmt/core.h>
@@ -26,6 +26,8 @@ void add_bench_command(CLI::App& app) {
     sub->add_option("--impl", o->only, "only these implementations (names or library prefixes)")->delimiter(',');
     sub->add_option("--warmup", o->warmup, "untimed runs first")->check(CLI::NonNegativeNumber);
     sub->add_option("--repeat", o->repeat, "timed runs (the median is reported)")->check(CLI::PositiveNumber);
+    sub->add_option("--min-time", o->min_time_ms, "keep timing until this many milliseconds are spent (default 200)")
+        ->check(CLI::NonNegativeNumber);
     sub->add_option("--reference-limit", o->reference_limit_gflop, "skip ref:* above this many GFLOP");
     sub->add_flag("--json", o->json, "print JSON");
     sub->callback([o, shared] {

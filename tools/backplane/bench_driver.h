@@ -51,6 +51,7 @@ struct Options {
   std::vector<int> threads;             // empty = the current count
   std::vector<std::string> only;        // implementation names or prefixes; empty = all built
   int warmup = 2, repeat = 5;
+  double min_time_ms = 200;             // keep timing past `repeat` runs until this much time is spent
   double reference_limit_gflop = 1.0;   // ref:* skipped above this much work
   bool json = false;
 };
