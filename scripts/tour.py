@@ -34,6 +34,29 @@ def main():
     backplane.set_float32_matmul_precision("highest")
     print(f"after 'highest': CPU {B.mkldnn.matmul.fp32_precision}, CUDA {B.cuda.matmul.fp32_precision}")
 
+    say("Knobs choose what runs: matmul of 512x1024 by 1024x256")
+    import numpy as np
+    a = np.random.default_rng(0).standard_normal((512, 1024)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((1024, 256)).astype(np.float32)
+
+    def chosen(note):
+        d = B.explain("matmul", a, b)
+        print(f"  {note:<48} -> {d.chosen}")
+
+    chosen("default (fp32 precision 'highest')")
+    backplane.set_float32_matmul_precision("medium")
+    chosen("set_float32_matmul_precision('medium')")
+    backplane.set_float32_matmul_precision("highest")
+    B.cpu.preferred_blas_library("openblas")
+    chosen("cpu.preferred_blas_library('openblas')")
+    B.cpu.preferred_blas_library("default")
+    with B.mkldnn.flags(enabled=False), B.implementations("matmul", "onednn", "ref"):
+        chosen("implementations('onednn', 'ref') + mkldnn off")
+    rows = B.explain("matmul", a, b)
+    rejected = [r for r in rows if r.status == "rejected"]
+    if rejected:
+        print(f"  and why {rejected[0].implementation} is not used: {rejected[0].reasons[0]}")
+
     say("Scopes belong to one thread")
     seen = {}
 

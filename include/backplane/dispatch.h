@@ -27,6 +27,8 @@
 // agree, and a changed knob simply misses.
 //
 // Note [Registering implementations later]
+// (load_late_implementations() below loads backplane_cuda for the name-based
+// queries, so listings and explain by name always include its entries.)
 // Op lists are copy-on-write: Op::add() publishes a new list with one atomic
 // store, so a library loaded later (backplane_cuda, which links libbackplane)
 // can add its implementations at load time while other threads dispatch:
@@ -390,6 +392,8 @@ struct ImplementationInfo {
 };
 // ValueError naming the known ops when `op` is unknown.
 std::vector<ImplementationInfo> list_implementations(std::string_view op);
+// Loads libraries that register implementations at load time (backplane_cuda), once.
+void load_late_implementations();
 
 // How many times select() has timed candidates in this process (for tests).
 int64_t autotune_runs();

@@ -6,6 +6,8 @@
 
 #include "backplane/backends/registry.h"
 #include "backplane/dispatch.h"
+
+#include "backends/cuda/cuda_loader.h"
 #include "dispatch/autotune_key.h"
 
 namespace bp::dispatch {
@@ -154,7 +156,18 @@ std::vector<std::string> op_names() {
   return names;
 }
 
+void load_late_implementations() {
+  // Note [Registering implementations later]: backplane_cuda adds its
+  // implementations when it loads, which any CUDA question triggers. The
+  // name-based queries (list_implementations, explain by name) load it
+  // themselves so their answers do not depend on what ran before; CPU calls
+  // of an op never pay for loading the CUDA libraries.
+  static std::once_flag once;
+  std::call_once(once, [] { (void)bp::cuda::api(); });
+}
+
 std::vector<ImplementationInfo> list_implementations(std::string_view op_name) {
+  load_late_implementations();
   const Op& op = get_op(op_name);
   std::vector<ImplementationInfo> out;
   for (const Implementation* i : op.implementations()) {

@@ -208,6 +208,7 @@ NoImplementationError::NoImplementationError(Decision decision)
       decision_(std::move(decision)) {}
 
 Decision explain(const Op& op, const Problem& problem, const void* params) {
+  load_late_implementations();  // the table lists every implementation there is
   Decision d;
   d.op = op.name();
   d.problem = problem.str();

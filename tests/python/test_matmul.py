@@ -182,3 +182,14 @@ def test_python_native_override_runs_first_and_explain_mentions_it():
         assert calls == [1]
     finally:
         python_native.numpy_dsl_test.disable()
+
+
+def test_cuda_implementations_are_listed_and_say_why_they_cannot_run():
+    names = [str(i) for i in backplane.backends.list_implementations("matmul")]
+    if not backplane._C.built_with["cublas"]:
+        pytest.skip("built without cuBLAS")
+    assert names.index("cublas:gemm") < names.index("cublaslt:gemm") < names.index("ref:any")
+    if not backplane.cuda.is_available():
+        rows = {r.implementation: r for r in backplane.backends.explain("matmul", np.ones((4, 4), np.float32),
+                                                                         np.ones((4, 4), np.float32))}
+        assert rows["cublas:gemm"].status == "not available"
