@@ -4,7 +4,6 @@ through ctypes, independently of Backplane), and CUDA can be hidden."""
 
 import ctypes
 import json
-import os
 import pathlib
 import re
 import subprocess
