@@ -15,6 +15,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "backplane/runtime.h"
 #include "ops/matmul/checks.h"
 #include "ops/matmul/impl_list.h"
 
@@ -28,8 +29,11 @@ dnnl::engine& engine() {
   return e;
 }
 
+// The thread count is part of the key: oneDNN's OpenMP build splits the work
+// when the primitive is created, for the threads it sees then, and keeps that
+// split (a primitive made under 1 thread runs on 1 thread forever).
 struct PrimitiveKey {
-  int64_t m, n, k, a_rs, a_cs, b_rs, b_cs, ldc;
+  int64_t m, n, k, a_rs, a_cs, b_rs, b_cs, ldc, threads;
   memory::data_type src;
   float alpha;
   bool sum;
@@ -38,7 +42,7 @@ struct PrimitiveKey {
 struct PrimitiveKeyHash {
   std::size_t operator()(const PrimitiveKey& k) const {
     std::size_t h = 0;
-    for (int64_t v : {k.m, k.n, k.k, k.a_rs, k.a_cs, k.b_rs, k.b_cs, k.ldc, static_cast<int64_t>(k.src)})
+    for (int64_t v : {k.m, k.n, k.k, k.a_rs, k.a_cs, k.b_rs, k.b_cs, k.ldc, k.threads, static_cast<int64_t>(k.src)})
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     return h ^ std::hash<float>()(k.alpha) ^ (k.sum ? 0x9e3779b9u : 0u);
   }
@@ -94,7 +98,7 @@ void run_onednn(const Params& p) {
     for_each_gemm(p, [&](const Gemm2D& g) {
       const void* a = g.a;
       const void* b = g.b;
-      PrimitiveKey key{p.m, p.n, p.k, g.a_rs, g.a_cs, g.b_rs, g.b_cs, g.ldc,
+      PrimitiveKey key{p.m, p.n, p.k, g.a_rs, g.a_cs, g.b_rs, g.b_cs, g.ldc, get_num_threads(),
                        p.dtype == DType::f32 && !to_bf16 ? memory::data_type::f32 : memory::data_type::bf16,
                        static_cast<float>(g.alpha), g.beta != 0.0};
       if (to_bf16) {
