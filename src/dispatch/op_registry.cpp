@@ -31,6 +31,7 @@ std::vector<flags::Id> collect_key_flags(const OpConfig& config, const std::vect
     if (config.autotune[d]) add(config.autotune[d]->limit);
   }
   add(flags::Id::generic_deterministic_algorithms);  // read by select() itself
+  add(flags::Id::generic_deterministic_algorithms_warn_only);
   for (const Implementation* impl : impls)
     for (flags::Id id : impl->flags_read()) add(id);
   if (ids.size() > static_cast<std::size_t>(detail::kMaxKeyFlags))

@@ -107,7 +107,10 @@ Choice decide(const Op& op, const Problem& p, const void* params, Decision* tabl
   }
 
   // 3. Filter: built, available, in scope, deterministic if asked, checks.
-  const bool deterministic = flags::get_raw(flags::Id::generic_deterministic_algorithms) != 0;
+  // Deterministic mode rejects nondeterministic implementations, unless
+  // warn_only: then they stay acceptable and warn when they run (execute()).
+  const bool deterministic = flags::get_raw(flags::Id::generic_deterministic_algorithms) != 0 &&
+                             flags::get_raw(flags::Id::generic_deterministic_algorithms_warn_only) == 0;
   const Implementation* survivors[64];
   int ns = 0;
   for (int idx = 0; idx < n; ++idx) {
@@ -226,15 +229,30 @@ const Implementation& select(const Op& op, const Problem& problem, const void* p
   return *c.impl;
 }
 
+namespace {
+// use_deterministic_algorithms(True, warn_only=True): a nondeterministic
+// implementation may run, with a warning (once per implementation).
+void warn_if_nondeterministic(const Op& op, const Implementation& impl) {
+  if (impl.properties().deterministic || flags::get_raw(flags::Id::generic_deterministic_algorithms) == 0) return;
+  log::warn_once("nondeterministic:" + impl.name(),
+                 op.name() + " ran " + impl.name() + ", which is not deterministic, but you set "
+                 "use_deterministic_algorithms(True, warn_only=True). Restrict the op with "
+                 "implementations(...) or turn off warn_only to run only deterministic implementations.");
+}
+}  // namespace
+
 void execute(const Op& op, const Problem& problem, const void* params) {
   if (flags::get_raw(flags::Id::generic_trace) == 0) {
-    select(op, problem, params).run(params);
+    const Implementation& impl = select(op, problem, params);
+    warn_if_nondeterministic(op, impl);
+    impl.run(params);
     return;
   }
   const auto t0 = Clock::now();
   const Choice c = decide(op, problem, params, nullptr);
   if (!c.impl) throw NoImplementationError(explain(op, problem, params));
   const double choose_us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  warn_if_nondeterministic(op, *c.impl);
   char buf[96];
   std::snprintf(buf, sizeof buf, " (%s, %.2f us)", how_text(c.how), choose_us);
   log::trace("dispatch " + op.name() + ": " + c.impl->name() + " for " + problem.str() + buf);

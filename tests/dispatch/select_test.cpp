@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backplane/log.h"
 #include "dispatch/toy_op.h"
 
 namespace bp::dispatch::testing {
@@ -58,6 +59,20 @@ TEST(Select, DeterministicRejectsNondeterministic) {
   const Row& r = row(d, "openblas:nondet");
   EXPECT_EQ(r.status, Status::rejected);
   EXPECT_NE(r.reasons.at(0).text().find("deterministic: expected a deterministic implementation"), std::string::npos);
+}
+
+TEST(Select, WarnOnlyKeepsNondeterministicImplementationsAndWarnsWhenOneRuns) {
+  ToyParams p;
+  p.size = 1000;
+  backends::generic::flags_guard g({.deterministic_algorithms = true, .deterministic_algorithms_warn_only = true});
+  EXPECT_EQ(toy_select(p).name(), "openblas:nondet");
+  std::vector<std::string> warnings;
+  auto previous = bp::log::set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
+  execute(toy_op(), toy_problem(p.size), &p);
+  execute(toy_op(), toy_problem(p.size), &p);
+  bp::log::set_warning_handler(previous);
+  ASSERT_EQ(warnings.size(), 1u);  // once per implementation
+  EXPECT_NE(warnings[0].find("openblas:nondet, which is not deterministic"), std::string::npos);
 }
 
 TEST(Select, ExplainListsEveryReasonAndStatus) {
