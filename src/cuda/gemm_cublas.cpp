@@ -2,41 +2,24 @@
 // type the knobs permit (Note [Row-major GEMM on column-major BLAS]).
 
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
-
-#include <map>
 #include <string>
 
 #include "backplane/backends/cuda_workspace.h"
 #include "backplane/error.h"
 #include "cuda_status.h"
 #include "gemm_args.h"
+#include "gemm_common.h"
 #include "workspace.h"
 
 namespace bp::cuda_impl {
 namespace {
 
 cublasHandle_t handle_for(int device) {
-  // One handle per (thread, device): cuBLAS handles are not meant to be
-  // shared by threads that change their settings concurrently.
-  thread_local std::map<int, cublasHandle_t> handles;
-  auto it = handles.find(device);
-  if (it != handles.end()) return it->second;
-  check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  cublasHandle_t h = nullptr;
-  check_cublas(cublasCreate(&h), "cublasCreate");
-  handles.emplace(device, h);
-  return h;
-}
-
-cudaDataType data_type(GemmDtype d) {
-  switch (d) {
-    case GemmDtype::f32: return CUDA_R_32F;
-    case GemmDtype::f64: return CUDA_R_64F;
-    case GemmDtype::f16: return CUDA_R_16F;
-    case GemmDtype::bf16: return CUDA_R_16BF;
-  }
-  return CUDA_R_32F;
+  return per_thread_handle<cublasHandle_t>(device, [] {
+    cublasHandle_t h = nullptr;
+    check_cublas(cublasCreate(&h), "cublasCreate");
+    return h;
+  });
 }
 
 }  // namespace
@@ -70,24 +53,14 @@ void gemm_cublas(const GemmArgs& g) {
   if (g.dtype == GemmDtype::f32 && knobs.tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   if (knobs.fp16_accumulation) compute = CUBLAS_COMPUTE_16F;
 
-  // alpha and beta in the compute type's scale type.
-  const float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
-  const __half alpha_h = __float2half(alpha_f), beta_h = __float2half(beta_f);
-  const void* alpha = &alpha_f;
-  const void* beta = &beta_f;
-  if (compute == CUBLAS_COMPUTE_64F) {
-    alpha = &g.alpha;
-    beta = &g.beta;
-  } else if (compute == CUBLAS_COMPUTE_16F) {
-    alpha = &alpha_h;
-    beta = &beta_h;
-  }
-
-  const cudaDataType t = data_type(g.dtype);
+  const GemmScalars scalars(g, compute == CUBLAS_COMPUTE_64F   ? CUDA_R_64F
+                               : compute == CUBLAS_COMPUTE_16F ? CUDA_R_16F
+                                                               : CUDA_R_32F);
+  const cudaDataType t = cuda_data_type(g.dtype);
   check_cublas(cublasGemmStridedBatchedEx_64(
                    h, opa->transpose ? CUBLAS_OP_T : CUBLAS_OP_N, opb->transpose ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   g.n(), g.m(), g.k(), alpha, g.b.data, t, opa->ld, g.b.batch_stride, g.a.data, t, opb->ld,
-                   g.a.batch_stride, beta, g.c, t, g.c_rs, g.c_batch_stride, g.batch, compute, CUBLAS_GEMM_DEFAULT),
+                   g.n(), g.m(), g.k(), scalars.alpha(), g.b.data, t, opa->ld, g.b.batch_stride, g.a.data, t, opb->ld,
+                   g.a.batch_stride, scalars.beta(), g.c, t, g.c_rs, g.c_batch_stride, g.batch, compute, CUBLAS_GEMM_DEFAULT),
                "cublasGemmStridedBatchedEx");
 }
 

@@ -3,9 +3,6 @@
 // cuBLASLt workspace (Note [Row-major GEMM on column-major BLAS]).
 
 #include <cublasLt.h>
-#include <cuda_fp16.h>
-
-#include <map>
 #include <memory>
 #include <string>
 
@@ -13,30 +10,18 @@
 #include "backplane/error.h"
 #include "cuda_status.h"
 #include "gemm_args.h"
+#include "gemm_common.h"
 #include "workspace.h"
 
 namespace bp::cuda_impl {
 namespace {
 
 cublasLtHandle_t lt_handle_for(int device) {
-  thread_local std::map<int, cublasLtHandle_t> handles;
-  auto it = handles.find(device);
-  if (it != handles.end()) return it->second;
-  check_cuda(cudaSetDevice(device), "cudaSetDevice");
-  cublasLtHandle_t h = nullptr;
-  check_cublas(cublasLtCreate(&h), "cublasLtCreate");
-  handles.emplace(device, h);
-  return h;
-}
-
-cudaDataType lt_data_type(GemmDtype d) {
-  switch (d) {
-    case GemmDtype::f32: return CUDA_R_32F;
-    case GemmDtype::f64: return CUDA_R_64F;
-    case GemmDtype::f16: return CUDA_R_16F;
-    case GemmDtype::bf16: return CUDA_R_16BF;
-  }
-  return CUDA_R_32F;
+  return per_thread_handle<cublasLtHandle_t>(device, [] {
+    cublasLtHandle_t h = nullptr;
+    check_cublas(cublasLtCreate(&h), "cublasLtCreate");
+    return h;
+  });
 }
 
 // RAII owners of the cuBLASLt descriptors.
@@ -98,7 +83,7 @@ void gemm_cublaslt(const GemmArgs& g) {
   check_cublas(cublasLtMatmulDescSetAttribute(raw_desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb),
                "cublasLtMatmulDescSetAttribute(TRANSB)");
 
-  const cudaDataType t = lt_data_type(g.dtype);
+  const cudaDataType t = cuda_data_type(g.dtype);
   // Stored shapes before the op: A' is (n x k) or its transpose, B' is (k x m) or its transpose.
   Layout a_layout = make_layout(t, ta == CUBLAS_OP_N ? g.n() : g.k(), ta == CUBLAS_OP_N ? g.k() : g.n(), opa->ld,
                                 g.batch, g.b.batch_stride);
@@ -137,18 +122,8 @@ void gemm_cublaslt(const GemmArgs& g) {
                                        std::to_string(ws.bytes) + " bytes");
   }
 
-  const float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
-  const __half alpha_h = __float2half(alpha_f), beta_h = __float2half(beta_f);
-  const void* alpha = &alpha_f;
-  const void* beta = &beta_f;
-  if (scale == CUDA_R_64F) {
-    alpha = &g.alpha;
-    beta = &g.beta;
-  } else if (scale == CUDA_R_16F) {
-    alpha = &alpha_h;
-    beta = &beta_h;
-  }
-  check_cublas(cublasLtMatmul(h, raw_desc, alpha, g.b.data, a_layout.get(), g.a.data, b_layout.get(), beta, g.c,
+  const GemmScalars scalars(g, scale);
+  check_cublas(cublasLtMatmul(h, raw_desc, scalars.alpha(), g.b.data, a_layout.get(), g.a.data, b_layout.get(), scalars.beta(), g.c,
                               c_layout.get(), g.c, c_layout.get(), &result.algo, ws.data, ws.bytes, nullptr),
                "cublasLtMatmul");
 }

@@ -63,25 +63,6 @@ void pack_b_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, 
   }
 }
 
-// 8 x 8 transpose of 32-bit lanes in ymm registers (the same as
-// gemm_avx512.cpp's; each ISA file keeps its own copy, see gemm_pack.h).
-inline void transpose8x8(__m256 (&r)[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; ++h) {
-    u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
-    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
-    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
-    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
-    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
-  }
-}
 
 // Packs A (fp32, medium path) into 14-row bf16-pair strips, the layout
 // pack_lines_pairs<14> writes. Row-major A (ks == 1) needs a transpose in
