@@ -333,6 +333,19 @@ TEST(KernelsGemm, TwoThreads) {
     }
 }
 
+// Split n with a shallower last k block (k = 770, 1000, 1024 under balanced
+// kc blocks): threads do not synchronise there, so a fast thread packing the
+// last block must not land on strips a slow one is still reading. Repeated,
+// since a race shows only sometimes.
+TEST(KernelsGemm, TwoThreadsSplitNWithARaggedLastKBlock) {
+  ThreadScope two(2);
+  uint32_t seed = 900;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa))
+      for (int64_t k : {770, 1000, 1024})
+        for (int rep = 0; rep < 4; ++rep) expect_ok(isa, dt, {65, 64, k}, seed++);
+}
+
 // The "medium" path must really multiply bf16-rounded operands: its result
 // matches the bf16-rounded oracle to fp32 accuracy and misses the plain fp32
 // oracle by far more than fp32 accuracy allows.

@@ -198,7 +198,15 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t mc = round_up(ceil_div(p.m, mb), mr);
   mb = ceil_div(p.m, mc);
 
-  const std::size_t b_bytes = round_up(static_cast<int64_t>(nc * kc * eb), kAlign);
+  // Splitting n, threads never wait for each other, so one may pack the next
+  // k block while another still multiplies the previous one. Strips are kpad
+  // deep and the last k block can be shallower, which moves strip offsets:
+  // in a shared buffer the regions would then overlap (wrong results with 2
+  // threads at k = 1000 or 1024). So each thread packs into a region of its
+  // own, sized for its largest share at the full kc depth.
+  const int64_t strips_per_thread = ceil_div(ceil_div(nc, nr), nt);
+  const std::size_t b_bytes =
+      round_up(split_m ? nc * kc * eb : int64_t{nt} * strips_per_thread * nr * kc * eb, kAlign);
   const std::size_t a_bytes = round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
   char* ws = workspace(b_bytes + a_bytes * nt + kAlign);
   ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
@@ -206,6 +214,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
 
   auto body = [&](int tid) {
     char* const apack = ws + b_bytes + a_bytes * tid;
+    char* const own_b = split_m ? bpack : bpack + tid * strips_per_thread * nr * kc * eb;
     for (int64_t jc = 0; jc < p.n; jc += nc) {
       const int64_t ncur = std::min(nc, p.n - jc);
       const int64_t nstrips = ceil_div(ncur, nr);
@@ -220,7 +229,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
             const int64_t col0 = jc + s0 * nr;
             const int64_t cols = std::min((s1 - s0) * nr, ncur - s0 * nr);
             kr.pack_b(p.b + (pc * p.b_rs + col0 * p.b_cs) * p.src_bytes, p.b_cs, p.b_rs, cols, kcur,
-                      bpack + s0 * nr * kpad * eb);
+                      split_m ? bpack + s0 * nr * kpad * eb : own_b);
           }
         }
         // Splitting n, each thread multiplies exactly the B strips it packed
@@ -241,7 +250,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
           for (int64_t jr = jr0; jr < jr1; ++jr) {
             const int64_t j = jr * nr;
             const int nn = static_cast<int>(std::min(nr, ncur - j));
-            const char* bs = bpack + j * kpad * eb;
+            const char* bs = split_m ? bpack + j * kpad * eb : own_b + (jr - jr0) * nr * kpad * eb;
             Acc* cj = p.c + ic * p.c_rs + (jc + j) * p.c_cs;
             for (int64_t i = 0; i < mcur; i += mr) {
               const int mm = static_cast<int>(std::min(mr, mcur - i));
