@@ -14,5 +14,6 @@ void bind_registry(nb::module_& m);  // bind_registry.cpp: backends registry, cu
 void bind_plan_cache(nb::module_& m);  // bind_plan_cache.cpp: plan caches (cufft_plan_cache)
 void bind_dispatch(nb::module_& m);    // bind_dispatch.cpp: implementations, explain, scopes, autotune cache
 void bind_matmul(nb::module_& m);      // bind_matmul.cpp: matmul, addmm, linear
+void bind_sdpa(nb::module_& m);        // bind_sdpa.cpp: scaled_dot_product_attention
 
 }  // namespace bp::py

@@ -109,7 +109,7 @@ nlohmann::json row(const std::string& shape, const std::string& dtype, int threa
 
 }  // namespace
 
-std::vector<Plugin> bench_plugins() { return {bench_plugin_matmul()}; }
+std::vector<Plugin> bench_plugins() { return {bench_plugin_matmul(), bench_plugin_sdpa()}; }
 
 nlohmann::json run(const Plugin& plugin, const Options& o) {
   nlohmann::json rows = nlohmann::json::array();

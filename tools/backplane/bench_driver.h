@@ -40,6 +40,7 @@ struct Plugin {
 };
 
 Plugin bench_plugin_matmul();  // bench_matmul.cpp
+Plugin bench_plugin_sdpa();    // bench_sdpa.cpp
 
 // Every op with a plug-in.
 std::vector<Plugin> bench_plugins();

@@ -11,5 +11,7 @@ void add_info_command(CLI::App& app);     // info_command.cpp
 void add_run_cpu_command(CLI::App& app);  // run_cpu_command.cpp
 void add_explain_command(CLI::App& app);  // explain_command.cpp
 void add_bench_command(CLI::App& app);    // bench_command.cpp
+// `explain sdpa`, added under the explain command (explain_sdpa.cpp).
+void add_explain_sdpa(CLI::App& explain);
 
 }  // namespace bp::cli

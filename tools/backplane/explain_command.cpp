@@ -62,6 +62,7 @@ void add_explain_command(CLI::App& app) {
     }
     std::fflush(stdout);
   });
+  add_explain_sdpa(*cmd);
 }
 
 }  // namespace bp::cli

@@ -288,9 +288,52 @@ def _cannot_use(params, debug, what):
     return False
 
 
+def _is_cpu_tensor(x):
+    """A backplane Tensor on the CPU, or a host array (NumPy, or a DLPack producer on the CPU)."""
+    from .._tensor import Tensor
+    if isinstance(x, Tensor):
+        return str(x.device).startswith("cpu")
+    if hasattr(x, "__array_interface__"):
+        return True
+    dlpack_device = getattr(x, "__dlpack_device__", None)
+    return dlpack_device is not None and dlpack_device()[0] == 1  # kDLCPU
+
+
+def _flash_cpu_reasons(params):
+    """The flash:cpu row of the sdpa decision for ``params``: (accepted, reasons)."""
+    from .._tensor import Tensor, asarray
+
+    def tensor(x):
+        return x if isinstance(x, Tensor) else asarray(x)
+
+    tensors = [tensor(params.query), tensor(params.key), tensor(params.value)]
+    if params.attn_mask is not None:
+        tensors.append(tensor(params.attn_mask))
+    options = {"dropout_p": float(params.dropout), "is_causal": float(params.is_causal),
+               "enable_gqa": float(params.enable_gqa)}
+    table = _C.explain("sdpa", tensors, options)
+    for name, status, reasons in table["rows"]:
+        if name == "flash:cpu":
+            return status in ("chosen", "acceptable"), list(reasons)
+    return False, ["flash:cpu: not in this build's sdpa list"]
+
+
 def can_use_flash_attention(params, debug=False):
-    """Whether the CUDA flash-attention implementation accepts ``params`` (reasons warned with debug)."""
-    return _cannot_use(params, debug, "flash")
+    """Whether flash attention accepts ``params`` (reasons warned with debug).
+
+    For CPU tensors this runs the flash:cpu checks (PyTorch answers False there; Backplane describes
+    its CPU kernel, DESIGN.md section 4); with debug each failing reason is one UserWarning. For CUDA
+    tensors it stays False: this build has no CUDA flash implementation.
+    """
+    if not isinstance(params, SDPAParams):
+        raise TypeError(f"can_use_flash_attention expects an SDPAParams, but got {type(params).__name__}")
+    if not _is_cpu_tensor(params.query):
+        return _cannot_use(params, debug, "flash")
+    ok, reasons = _flash_cpu_reasons(params)
+    if debug:
+        for reason in reasons:
+            warnings.warn(f"Flash attention (flash:cpu) not used because {reason}", UserWarning, stacklevel=2)
+    return ok
 
 
 def can_use_efficient_attention(params, debug=False):

@@ -1,5 +1,5 @@
 """backplane.nn: attention controls (and, as they land, the nn modules)."""
 
-from . import attention
+from . import attention, functional
 
-__all__ = ["attention"]
+__all__ = ["attention", "functional"]

@@ -1,0 +1,26 @@
+#pragma once
+// The named checks of the sdpa implementations. Each adds one reason,
+// "<check>: expected X, got Y", when it fails. The flash:cpu list follows
+// PyTorch's use_flash_attention_cpp order (spec §4.10.8 "CPU flash
+// constraints"); the shape rules judge the caller's tensors (q_in, ...).
+
+#include "backplane/dispatch.h"
+#include "ops/sdpa/params.h"
+
+namespace bp::ops::sdpa::checks {
+
+using dispatch::Reasons;
+
+bool cpu_device(const Params& p, Reasons& r);       // "device": cpu tensors
+bool flash_enabled(const Params& p, Reasons& r);    // "enabled": cuda.flash_sdp_enabled
+bool math_enabled(const Params& p, Reasons& r);     // "enabled": cuda.math_sdp_enabled
+bool no_dropout(const Params& p, Reasons& r);       // "dropout": dropout_p == 0
+bool four_dims(const Params& p, Reasons& r);        // "dims": q, k, v 4-D
+bool batch_and_heads(const Params& p, Reasons& r);  // "batch_heads": equal batch; heads equal, or GQA
+bool mask_shape(const Params& p, Reasons& r);       // "mask_shape": spec §4.10.4 check_attn_mask_shape
+bool head_dims_equal(const Params& p, Reasons& r);  // "head_dim": q, k, v last dims equal
+bool nonzero_seq_lens(const Params& p, Reasons& r);  // "seq_len": L > 0 and S > 0
+bool last_dim_stride(const Params& p, Reasons& r);   // "stride": stride(-1) == 1 (size-1 dims exempt)
+bool float_dtype(const Params& p, Reasons& r);       // "dtype": f32, f64, bf16, f16
+
+}  // namespace bp::ops::sdpa::checks

@@ -1,0 +1,88 @@
+// flash:cpu: the tiled online-softmax kernel (kernels/cpu/attention_flash.h)
+// behind PyTorch's CPU flash checks. Masks are allowed (2-D or 4-D,
+// broadcast over batch and heads), as PyTorch's CPU flash allows them;
+// dropout is not.
+
+#include "backplane/backends/cpu.h"
+#include "kernels/cpu/attention_flash.h"
+#include "ops/sdpa/checks.h"
+#include "ops/sdpa/impl_list.h"
+
+namespace bp::ops::sdpa {
+namespace {
+
+using kernels::cpu::AttnElem;
+using kernels::cpu::GemmIsa;
+
+// The widest GEMM variant the hardware and the CPU-capability cap allow.
+GemmIsa pick_isa() {
+  using backends::cpu::CpuCapability;
+  const int cap = static_cast<int>(backends::cpu::cpu_capability());
+  if (cap >= static_cast<int>(CpuCapability::Avx512) && kernels::cpu::gemm_isa_supported(GemmIsa::avx512))
+    return GemmIsa::avx512;
+  if (cap >= static_cast<int>(CpuCapability::Avx2) && kernels::cpu::gemm_isa_supported(GemmIsa::avx2))
+    return GemmIsa::avx2;
+  return GemmIsa::generic;
+}
+
+AttnElem elem_of(DType d) {
+  switch (d) {
+    case DType::f16: return AttnElem::f16;
+    case DType::bf16: return AttnElem::bf16;
+    case DType::f64: return AttnElem::f64;
+    default: return AttnElem::f32;
+  }
+}
+
+void run_flash(const Params& p) {
+  kernels::cpu::FlashAttention a;
+  a.elem = elem_of(p.dtype);
+  a.batch = p.batch;
+  a.L = p.L, a.S = p.S, a.E = p.E, a.Ev = p.Ev;
+  a.q = p.q.data(), a.k = p.k.data(), a.v = p.v.data(), a.out = p.out.data();
+  a.q_rs = p.q.stride(-2), a.q_cs = p.q.stride(-1);
+  a.k_rs = p.k.stride(-2), a.k_cs = p.k.stride(-1);
+  a.v_rs = p.v.stride(-2), a.v_cs = p.v.stride(-1);
+  a.out_rs = p.out.stride(-2);
+  const std::size_t n = static_cast<std::size_t>(p.batch);
+  a.q_off.resize(n), a.k_off.resize(n), a.v_off.resize(n), a.out_off.resize(n);
+  if (p.mask.defined()) {
+    a.mask = p.mask.data();
+    a.mask_rs = p.mask.stride(-2), a.mask_cs = p.mask.stride(-1);
+    a.mask_off.resize(n);
+  }
+  for (int64_t b = 0; b < p.batch; ++b) {
+    a.q_off[b] = batch_offset(p, p.q, b);
+    a.k_off[b] = batch_offset(p, p.k, b);
+    a.v_off[b] = batch_offset(p, p.v, b);
+    a.out_off[b] = batch_offset(p, p.out, b);
+    if (p.mask.defined()) a.mask_off[b] = batch_offset(p, p.mask, b);
+  }
+  a.scale = p.scale;
+  a.causal = p.is_causal;
+  a.isa = pick_isa();
+  kernels::cpu::flash_attention(a);
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_flash_cpu() {
+  // Typed Check{...} pushes: GCC 12 crashes (nothrow_spec_p) on a braced list of them here.
+  using C = dispatch::Check<Params>;
+  std::vector<C> list;
+  list.push_back(C{"device", checks::cpu_device});
+  list.push_back(C{"enabled", checks::flash_enabled, {flags::Id::cuda_flash_sdp_enabled}});
+  list.push_back(C{"dropout", checks::no_dropout});
+  list.push_back(C{"dims", checks::four_dims});
+  list.push_back(C{"batch_heads", checks::batch_and_heads});
+  list.push_back(C{"mask_shape", checks::mask_shape});
+  list.push_back(C{"head_dim", checks::head_dims_equal});
+  list.push_back(C{"seq_len", checks::nonzero_seq_lens});
+  list.push_back(C{"stride", checks::last_dim_stride});
+  list.push_back(C{"dtype", checks::float_dtype});
+  dispatch::Properties props;
+  props.workspace = "per thread: one query block, one score block, accumulators (O(block x (E + Ev + block)))";
+  return std::make_unique<dispatch::Impl<Params>>("flash:cpu", "cpu", props, std::move(list), run_flash);
+}
+
+}  // namespace bp::ops::sdpa

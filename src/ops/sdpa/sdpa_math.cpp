@@ -1,0 +1,96 @@
+// math:any: the reference composition, as PyTorch's
+// _scaled_dot_product_attention_math: scores = q·kᵀ (the matmul op),
+// scale, mask, causal limit, a softmax that gives 0 for rows whose every key
+// is masked out, dropout, then ·v (the matmul op). It accepts every valid
+// problem, so it is the last entry of the list.
+//
+// Precision: f16/bf16 inputs are widened to fp32 for the whole computation
+// unless cuda.fp16_bf16_reduction_math_sdp_allowed is set; then the scores
+// and the attention weights are rounded to the input dtype between steps
+// (the GEMMs still accumulate in fp32), as PyTorch's math path does.
+
+#include <cmath>
+#include <limits>
+
+#include "backplane/flags.h"
+#include "backplane/ops/matmul.h"
+#include "backplane/runtime.h"
+#include "ops/sdpa/checks.h"
+#include "ops/sdpa/impl_list.h"
+
+namespace bp::ops::sdpa {
+namespace {
+
+// In place on contiguous [ext..., L, S] scores: scale, mask, causal, safe
+// softmax, dropout. Rows are independent, so they are shared out to threads.
+template <class Acc>
+void softmax_rows(const Params& p, Acc* scores) {
+  constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
+  const Acc* mask = p.mask.defined() ? static_cast<const Acc*>(p.mask.data()) : nullptr;
+  const int64_t mrs = mask ? p.mask.stride(-2) : 0, mcs = mask ? p.mask.stride(-1) : 0;
+  const bool dropout = p.dropout_p > 0;
+  PhiloxStream stream;
+  if (dropout) stream = default_generator().reserve(static_cast<uint64_t>(p.batch * p.L * p.S));
+  const Acc keep_scale = p.dropout_p < 1 ? Acc(1) / Acc(1 - p.dropout_p) : Acc(0);
+  const int64_t rows = p.batch * p.L;
+#pragma omp parallel for schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t b = row / p.L, i = row % p.L;
+    Acc* s = scores + row * p.S;
+    const Acc* m = mask ? mask + batch_offset(p, p.mask, b) + i * mrs : nullptr;
+    Acc mx = kNegInf;
+    for (int64_t j = 0; j < p.S; ++j) {
+      Acc x = s[j] * static_cast<Acc>(p.scale);
+      if (m) x += m[j * mcs];
+      if (p.is_causal && j > i) x = kNegInf;
+      s[j] = x;
+      mx = std::max(mx, x);
+    }
+    if (mx == kNegInf) {  // every key masked out: the row attends to nothing
+      std::fill(s, s + p.S, Acc(0));
+      continue;
+    }
+    Acc sum = 0;
+    for (int64_t j = 0; j < p.S; ++j) sum += (s[j] = std::exp(s[j] - mx));
+    const Acc inv = Acc(1) / sum;
+    for (int64_t j = 0; j < p.S; ++j) {
+      s[j] *= inv;
+      if (dropout)
+        s[j] = stream.uniform(static_cast<uint64_t>(row * p.S + j)) < p.dropout_p ? Acc(0) : s[j] * keep_scale;
+    }
+  }
+}
+
+void run_math(const Params& p) {
+  const bool low = p.dtype == DType::f16 || p.dtype == DType::bf16;
+  const DType work = low && !backends::cuda::fp16_bf16_reduction_math_sdp_allowed() ? DType::f32 : p.dtype;
+  const DType acc = compute_dtype(p.dtype);
+  const Tensor q = p.q.to(work), k = p.k.to(work), v = p.v.to(work);
+  // matmul returns a fresh contiguous tensor, and to() a fresh one when the
+  // dtype changes, so the softmax may write in place.
+  Tensor scores = bp::matmul(q, k.T()).to(acc);
+  if (acc == DType::f64)
+    softmax_rows<double>(p, scores.data_ptr<double>());
+  else
+    softmax_rows<float>(p, scores.data_ptr<float>());
+  const Tensor o = bp::matmul(scores.to(work), v);
+  Tensor out = p.out;
+  out.copy_from(o);
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_math() {
+  // Typed Check{...} pushes: GCC 12 crashes (nothrow_spec_p) on a braced list of them here.
+  using C = dispatch::Check<Params>;
+  std::vector<C> list;
+  list.push_back(C{"device", checks::cpu_device});
+  list.push_back(C{"enabled", checks::math_enabled, {flags::Id::cuda_math_sdp_enabled}});
+  dispatch::Properties props;
+  props.deterministic = true;
+  props.workspace = "the L x S scores of every batch entry";
+  return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math,
+                                                  std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed});
+}
+
+}  // namespace bp::ops::sdpa

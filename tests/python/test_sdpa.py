@@ -1,0 +1,209 @@
+"""backplane.nn.functional.scaled_dot_product_attention against a NumPy float64 oracle written here:
+mask kinds, causal with L <, =, > S, GQA, head sizes and lengths (seeded sample), non-contiguous
+inputs, dtypes, each implementation forced, knob choices, reasons, errors, can_use_flash_attention."""
+
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import backplane
+from backplane import backends
+from backplane.backends import cuda
+from backplane.nn import functional as F
+from backplane.nn.attention import SDPAParams, SDPBackend, sdpa_kernel
+
+IMPLS = ["flash:cpu", "math:any"]
+DTYPES = {"float32": (np.float32, 2e-5), "float64": (np.float64, 1e-10),
+          "float16": (np.float16, 3e-3), "bfloat16": (ml_dtypes.bfloat16, 2e-2)}
+RNG = np.random.default_rng(0)
+
+
+def rand(shape, dtype=np.float32):
+    return RNG.uniform(-1, 1, size=shape).astype(dtype)
+
+
+def oracle(q, k, v, mask=None, causal=False, scale=None, gqa=False):
+    """softmax(q kᵀ scale + mask) v in float64, fully masked rows 0, GQA by repeating k/v heads."""
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    if gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        k = np.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
+        v = np.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    L, S = s.shape[-2:]
+    if mask is not None:
+        mask = np.asarray(mask)
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
+    if causal:
+        s = np.where(np.tril(np.ones((L, S), bool)), s, -np.inf)
+    mx = s.max(axis=-1, keepdims=True)
+    dead = np.isneginf(mx)
+    w = np.exp(s - np.where(dead, 0, mx))
+    w = np.where(dead, 0, w / np.where(dead, 1, w.sum(axis=-1, keepdims=True)))
+    return w @ v
+
+
+def check(got, want, tol):
+    got = np.asarray(got.numpy(), np.float64)
+    assert got.shape == want.shape
+    assert np.abs(got - want).max(initial=0) <= tol
+
+
+def cases():
+    """A seeded pairwise sample of head sizes, lengths, GQA ratios and mask kinds."""
+    rng = np.random.default_rng(3)
+    heads, lens, ratios = [1, 8, 63, 64, 128], [1, 17, 63, 64, 65, 1000], [1, 2, 4]
+    masks = ["none", "bool", "float", "broadcast", "causal"]
+    out = []
+    for i, (e, l) in enumerate((e, l) for e in heads for l in lens):
+        s = int(rng.choice(lens))
+        out.append((e, l, s, ratios[i % 3], masks[i % 5]))
+    return out
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_every_implementation_matches_the_oracle(impl, dtype):
+    np_dtype, tol = DTYPES[dtype]
+    with backends.implementations("sdpa", impl):
+        for e, l, s, ratio, mask_kind in cases():
+            if dtype != "float32" and (e > 64 or max(l, s) == 1000):
+                continue  # f32 covers the big cases; keeps the suite short
+            hkv = 2 if ratio == 1 else 1
+            q, k, v = rand((1, hkv * ratio, l, e), np_dtype), rand((1, hkv, s, e), np_dtype), rand((1, hkv, s, e), np_dtype)
+            mask = {"none": None, "causal": None, "bool": RNG.random((1, hkv * ratio, l, s)) < 0.7,
+                    "float": rand((1, hkv * ratio, l, s), np_dtype), "broadcast": RNG.random((l, s)) < 0.7}[mask_kind]
+            causal = mask_kind == "causal"
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=ratio > 1)
+            assert isinstance(out, backplane.Tensor) and out.dtype == dtype
+            check(out, oracle(q, k, v, mask, causal, gqa=ratio > 1), tol)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("l,s", [(5, 9), (9, 9), (9, 5)])
+def test_causal_is_top_left_aligned(impl, l, s):
+    q, k, v = rand((2, 3, l, 16)), rand((2, 3, s, 16)), rand((2, 3, s, 16))
+    with backends.implementations("sdpa", impl):
+        check(F.scaled_dot_product_attention(q, k, v, is_causal=True), oracle(q, k, v, causal=True), 2e-5)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_non_contiguous_inputs(impl):
+    q = np.swapaxes(rand((2, 33, 4, 16)), 1, 2)  # (B, L, H, E) storage seen as (B, H, L, E)
+    k = np.swapaxes(rand((2, 40, 4, 16)), 1, 2)
+    v = np.swapaxes(rand((2, 40, 4, 32))[..., ::2], 1, 2)  # last-dim stride 2: flash refuses
+    with backends.implementations("sdpa", impl):
+        table = backends.explain("sdpa", q, k, v)
+        if impl == "flash:cpu":
+            assert table.chosen is None
+            assert any(r.startswith("stride:") for r in table.row(impl).reasons)
+            v = np.ascontiguousarray(v)
+        check(F.scaled_dot_product_attention(q, k, v), oracle(q, k, v), 2e-5)
+
+
+def test_three_d_inputs_custom_scale_and_float_mask_broadcast():
+    q, k, v = rand((3, 5, 8)), rand((3, 7, 8)), rand((3, 7, 4))
+    mask = rand((5, 1))  # broadcast over keys and batch
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+    assert out.shape == (3, 5, 4)
+    check(out, oracle(q, k, v, mask, scale=0.3), 2e-5)
+
+
+def test_knobs_choose_as_the_spec_says():
+    q = rand((1, 2, 8, 16))
+    assert backends.explain("sdpa", q, q, q).chosen == "flash:cpu"
+    with sdpa_kernel([SDPBackend.MATH]):
+        table = backends.explain("sdpa", q, q, q)
+        assert table.chosen == "math:any"
+        assert any(r.startswith("enabled:") for r in table.row("flash:cpu").reasons)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        assert backends.explain("sdpa", q, q, q).chosen == "flash:cpu"
+    # Dropout goes to math; the cuDNN / efficient flags do not matter on the CPU.
+    assert backends.explain("sdpa", q, q, q, dropout_p=0.2).chosen == "math:any"
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+        assert backends.explain("sdpa", q, q, q).chosen == "flash:cpu"
+
+
+def test_both_disabled_is_no_viable_backend():
+    q = rand((1, 1, 4, 8))
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]):
+        with pytest.raises(RuntimeError, match="No viable backend for scaled_dot_product_attention was found. "
+                                               "This is likely due to turning off both the math kernel and "
+                                               "the fused kernels."):
+            F.scaled_dot_product_attention(q, q, q)
+
+
+def test_nothing_acceptable_carries_every_reason():
+    q = rand((2, 4, 8))  # 3-D: flash refuses
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+        with pytest.raises(backends.NoImplementationError) as info:
+            F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    text = str(info.value)
+    assert "dropout: expected dropout_p == 0, got dropout_p 0.5" in text
+    assert "dims: expected 4-D query, key and value" in text
+    assert "enabled: expected math attention enabled" in text
+
+
+@pytest.mark.parametrize("args,kwargs,match", [
+    ((rand((1, 1, 4, 8)), rand((1, 1, 4, 8), np.float64), rand((1, 1, 4, 8))), {}, "same dtype"),
+    ((rand((1, 1, 4, 8)), rand((1, 1, 4, 7)), rand((1, 1, 4, 8))), {}, "head_dim"),
+    ((rand((1, 1, 4, 8)),) * 3, {"dropout_p": 1.5}, r"dropout probability in \[0, 1\]"),
+    ((rand((1, 1, 4, 8)),) * 3, {"is_causal": True, "attn_mask": np.ones((4, 4), bool)}, "either attn_mask or is_causal"),
+    ((rand((1, 4, 4, 8)), rand((1, 3, 4, 8)), rand((1, 3, 4, 8))), {"enable_gqa": True}, "divides the query's"),
+    ((rand((8,)), rand((1, 4, 8)), rand((1, 4, 8))), {}, "at least 2 dimensions"),
+    ((rand((1, 1, 4, 8)),) * 3, {"attn_mask": np.ones((4, 4), np.int32)}, "bool attn_mask"),
+])
+def test_bad_input_names_the_op_and_the_value(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        F.scaled_dot_product_attention(*args, **kwargs)
+
+
+def test_argument_types():
+    q = rand((1, 1, 4, 8))
+    with pytest.raises(TypeError, match="is_causal expects a bool"):
+        F.scaled_dot_product_attention(q, q, q, is_causal=1)
+    with pytest.raises(TypeError, match="dropout_p expects a float"):
+        F.scaled_dot_product_attention(q, q, q, dropout_p="0.1")
+
+
+def test_dropout_follows_the_seed():
+    q, v = rand((1, 2, 16, 8)), rand((1, 2, 16, 8))
+    backplane.manual_seed(3)
+    a = F.scaled_dot_product_attention(q, q, v, dropout_p=0.3).numpy()
+    b = F.scaled_dot_product_attention(q, q, v, dropout_p=0.3).numpy()
+    backplane.manual_seed(3)
+    c = F.scaled_dot_product_attention(q, q, v, dropout_p=0.3).numpy()
+    assert np.array_equal(a, c) and not np.array_equal(a, b)
+    assert not np.abs(F.scaled_dot_product_attention(q, q, v, dropout_p=1.0).numpy()).any()
+
+
+def test_fp16_bf16_reduction_knob():
+    q, k, v = (rand((1, 2, 33, 16), ml_dtypes.bfloat16) for _ in range(3))
+    with backends.implementations("sdpa", "math:any"):
+        exact = np.asarray(F.scaled_dot_product_attention(q, k, v).numpy(), np.float64)
+        saved = cuda.fp16_bf16_reduction_math_sdp_allowed()
+        cuda.allow_fp16_bf16_reduction_math_sdp(True)
+        try:
+            reduced = np.asarray(F.scaled_dot_product_attention(q, k, v).numpy(), np.float64)
+        finally:
+            cuda.allow_fp16_bf16_reduction_math_sdp(saved)
+    assert 0 < np.abs(reduced - exact).max() < 5e-2
+    assert np.abs(exact - oracle(q, k, v)).max() <= 2e-2
+
+
+def test_can_use_flash_attention_runs_the_cpu_checks():
+    q = rand((1, 2, 8, 16))
+    assert cuda.can_use_flash_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cuda.can_use_flash_attention(SDPAParams(q, q, q, None, 0.0, False, False), True) is True
+    params = SDPAParams(rand((2, 8, 16)), rand((2, 8, 16)), rand((2, 8, 16)), None, 0.5, False, False)
+    with pytest.warns(UserWarning) as record:
+        assert cuda.can_use_flash_attention(params, True) is False
+    texts = [str(w.message) for w in record]
+    assert len(texts) == 2 and "dropout:" in texts[0] and "dims:" in texts[1]
+    with sdpa_kernel([SDPBackend.MATH]):
+        assert cuda.can_use_flash_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is False
+    assert cuda.can_use_efficient_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is False
