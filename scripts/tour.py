@@ -71,10 +71,12 @@ def main():
               f"another thread sees {seen['benchmark']}")
     print(f"after the scope: {B.cudnn.benchmark}")
 
-    say("Attention backends, scoped")
+    say("Attention backends choose the SDPA implementation, per thread")
+    q = np.random.default_rng(2).standard_normal((1, 4, 128, 64)).astype(np.float32)
+    print(f"  default                                          -> {B.explain('sdpa', q, q, q).chosen}")
     with sdpa_kernel([SDPBackend.MATH]):
-        print(f"inside sdpa_kernel([MATH]): flash {B.cuda.flash_sdp_enabled()}, math {B.cuda.math_sdp_enabled()}")
-    print(f"after: flash {B.cuda.flash_sdp_enabled()}, math {B.cuda.math_sdp_enabled()}")
+        print(f"  sdpa_kernel([MATH])                              -> {B.explain('sdpa', q, q, q).chosen}")
+    print(f"  after the scope: flash {B.cuda.flash_sdp_enabled()}, math {B.cuda.math_sdp_enabled()}")
 
     say("Bad input is a clear error, and changes nothing")
     for attempt in (lambda: setattr(B.cudnn, "benchmark_limit", -1),
