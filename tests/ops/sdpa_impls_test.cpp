@@ -87,7 +87,7 @@ TEST(SdpaLong, ThousandKeysF32) {
   const Tensor q = random_tensor({1, 1, 1000, 64}, DType::f32, 21);
   const Tensor k = random_tensor({1, 1, 1000, 64}, DType::f32, 22);
   const Tensor v = random_tensor({1, 1, 1000, 64}, DType::f32, 23);
-  for (const std::string impl : {"flash:cpu", "math:any"}) {
+  for (const std::string impl : {"flash:cpu", "efficient:cpu", "math:any"}) {
     const dispatch::ImplementationsGuard only("sdpa", {impl});
     for (const bool causal : {false, true}) {
       const Tensor got = sdpa(q, k, v, Tensor(), 0.0, causal);
@@ -98,7 +98,7 @@ TEST(SdpaLong, ThousandKeysF32) {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (const char* impl : {"flash:cpu", "math:any"})
+  for (const char* impl : {"flash:cpu", "efficient:cpu", "math:any"})
     for (DType t : {DType::f32, DType::f64, DType::bf16, DType::f16}) out.push_back({impl, t});
   return out;
 }

@@ -16,10 +16,11 @@ namespace cuda = backends::cuda;
 
 // Restores the SDPA flags a test changes.
 struct SdpFlags {
-  bool flash = cuda::flash_sdp_enabled(), math = cuda::math_sdp_enabled(),
+  bool flash = cuda::flash_sdp_enabled(), eff = cuda::mem_efficient_sdp_enabled(), math = cuda::math_sdp_enabled(),
        reduce = cuda::fp16_bf16_reduction_math_sdp_allowed();
   ~SdpFlags() {
     cuda::set_flash_sdp_enabled(flash);
+    cuda::set_mem_efficient_sdp_enabled(eff);
     cuda::set_math_sdp_enabled(math);
     cuda::set_fp16_bf16_reduction_math_sdp_allowed(reduce);
   }
@@ -44,6 +45,8 @@ TEST(SdpaChoice, FlashFirstThenMath) {
   const Tensor q = rnd({1, 2, 8, 16}, 1), k = rnd({1, 2, 8, 16}, 2), v = rnd({1, 2, 8, 16}, 3);
   EXPECT_EQ(explain_sdpa(q, k, v).chosen->name(), "flash:cpu");
   cuda::set_flash_sdp_enabled(false);
+  EXPECT_EQ(explain_sdpa(q, k, v).chosen->name(), "efficient:cpu");
+  cuda::set_mem_efficient_sdp_enabled(false);
   const dispatch::Decision d = explain_sdpa(q, k, v);
   EXPECT_EQ(d.chosen->name(), "math:any");
   EXPECT_NE(reasons(row(d, "flash:cpu")).find("enabled: expected flash attention enabled"), std::string::npos);
@@ -79,8 +82,9 @@ TEST(SdpaChoice, MaskShapeRule) {
   const Tensor q = rnd({2, 2, 8, 16}, 1), k = rnd({2, 2, 6, 16}, 2), v = rnd({2, 2, 6, 16}, 3);
   EXPECT_EQ(explain_sdpa(q, k, v, random_bool({8, 6}, 4)).chosen->name(), "flash:cpu");
   EXPECT_EQ(explain_sdpa(q, k, v, random_bool({1, 2, 1, 6}, 4)).chosen->name(), "flash:cpu");
-  const dispatch::Decision d = explain_sdpa(q, k, v, random_bool({2, 8, 6}, 4));  // 3-D: math only
-  EXPECT_EQ(d.chosen->name(), "math:any");
+  // 3-D: flash refuses it; efficient:cpu takes any broadcastable mask.
+  const dispatch::Decision d = explain_sdpa(q, k, v, random_bool({2, 8, 6}, 4));
+  EXPECT_EQ(d.chosen->name(), "efficient:cpu");
   EXPECT_NE(reasons(row(d, "flash:cpu")).find("mask_shape: expected attn_mask 2-D"), std::string::npos);
 }
 

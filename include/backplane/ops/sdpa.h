@@ -1,7 +1,7 @@
 #pragma once
 // scaled_dot_product_attention on bp::Tensor with PyTorch's semantics,
-// dispatched over Backplane's CPU implementations (flash:cpu, math:any;
-// docs/dispatch.md "sdpa").
+// dispatched over Backplane's CPU implementations (flash:cpu,
+// efficient:cpu, math:any; docs/dispatch.md "sdpa").
 //
 //   bp::Tensor o = bp::sdpa(q, k, v);                       // softmax(q·kᵀ/sqrt(E))·v
 //   bp::Tensor o = bp::sdpa(q, k, v, mask, 0.0, false);     // bool (True = keep) or additive mask

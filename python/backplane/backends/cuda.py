@@ -299,8 +299,8 @@ def _is_cpu_tensor(x):
     return dlpack_device is not None and dlpack_device()[0] == 1  # kDLCPU
 
 
-def _flash_cpu_reasons(params):
-    """The flash:cpu row of the sdpa decision for ``params``: (accepted, reasons)."""
+def _cpu_row_reasons(params, implementation):
+    """The ``implementation`` row of the sdpa decision for ``params``: (accepted, reasons)."""
     from .._tensor import Tensor, asarray
 
     def tensor(x):
@@ -313,9 +313,14 @@ def _flash_cpu_reasons(params):
                "enable_gqa": float(params.enable_gqa)}
     table = _C.explain("sdpa", tensors, options)
     for name, status, reasons in table["rows"]:
-        if name == "flash:cpu":
+        if name == implementation:
             return status in ("chosen", "acceptable"), list(reasons)
-    return False, ["flash:cpu: not in this build's sdpa list"]
+    return False, [f"{implementation}: not in this build's sdpa list"]
+
+
+def _flash_cpu_reasons(params):
+    """The flash:cpu row of the sdpa decision for ``params``: (accepted, reasons)."""
+    return _cpu_row_reasons(params, "flash:cpu")
 
 
 def can_use_flash_attention(params, debug=False):
@@ -337,8 +342,22 @@ def can_use_flash_attention(params, debug=False):
 
 
 def can_use_efficient_attention(params, debug=False):
-    """Whether the CUDA memory-efficient implementation accepts ``params``."""
-    return _cannot_use(params, debug, "efficient")
+    """Whether memory-efficient attention accepts ``params`` (reasons warned with debug).
+
+    For CPU tensors this runs the efficient:cpu checks, as can_use_flash_attention does for
+    flash:cpu (PyTorch has no CPU memory-efficient kernel and answers False; docs/differences.md).
+    For CUDA tensors it stays False: this build has no CUDA memory-efficient implementation.
+    """
+    if not isinstance(params, SDPAParams):
+        raise TypeError(f"can_use_efficient_attention expects an SDPAParams, but got {type(params).__name__}")
+    if not _is_cpu_tensor(params.query):
+        return _cannot_use(params, debug, "efficient")
+    ok, reasons = _cpu_row_reasons(params, "efficient:cpu")
+    if debug:
+        for reason in reasons:
+            warnings.warn(f"Memory efficient attention (efficient:cpu) not used because {reason}", UserWarning,
+                          stacklevel=2)
+    return ok
 
 
 def can_use_cudnn_attention(params, debug=False):

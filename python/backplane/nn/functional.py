@@ -2,7 +2,7 @@
 
 Arguments may be ``backplane.Tensor`` or anything ``backplane.asarray`` takes
 (NumPy arrays, DLPack producers); the result is a ``backplane.Tensor``.
-Backplane's dispatch chooses the implementation (flash:cpu, then math:any);
+Backplane's dispatch chooses the implementation (flash:cpu, efficient:cpu, then math:any);
 ``backplane.backends.explain("sdpa", q, k, v[, mask], dropout_p=..., is_causal=1, scale=..., enable_gqa=1)``
 says which and why, and ``backplane.nn.attention.sdpa_kernel`` restricts it.
 """

@@ -1,12 +1,14 @@
 // The tiled online-softmax attention kernel (attention_flash.h).
 //
-// Per task (batch entry n, query rows i0..i0+nq): Q is loaded once, scaled,
-// into an Acc buffer; for each key block the scores Sb = Q·Kᵀ (GEMM), the
-// mask and causal limit are applied, and each row's running maximum m,
-// normaliser l and output accumulator O are updated:
-//   m' = max(m, rowmax(Sb)),  P = exp(Sb - m'),  c = exp(m - m'),
-//   l' = c·l + rowsum(P),     O' = c·O + P·V (GEMM with beta = 1).
+// Per task (batch entry n, query rows i0..i0+nq): Qᵀ is loaded once, scaled,
+// into an Acc buffer; for each key block the scores Sbᵀ = K·Qᵀ (GEMM), the
+// mask and causal limit are applied, and each query's running maximum m,
+// normaliser l and output accumulator Oᵀ are updated:
+//   m' = max(m, colmax(Sbᵀ)),  P = exp(Sbᵀ - m'),  c = exp(m - m'),
+//   l' = c·l + colsum(P),      Oᵀ' = c·Oᵀ + Vᵀ·P (GEMM with beta = 1).
 // At the end out = O / l. Causal tasks stop at the last key their rows see.
+// Why transposed, the tile size and the AVX-512 softmax: see run_task,
+// FlashAttention::q_block and attention_flash_avx512.cpp.
 
 #include "kernels/cpu/attention_flash.h"
 
@@ -16,6 +18,7 @@
 #include <type_traits>
 
 #include "backplane/dtype.h"
+#include "backplane/tensor.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -61,11 +64,35 @@ struct Elem<AttnElem::bf16> {
   static void put(T* p, double x) { *p = bfloat16_bits_from_double(x); }
 };
 
+// A per-thread workspace buffer, grown on demand (contents not kept), from
+// bp::allocate_storage so memory_stats() counts it.
+template <class Acc>
+class Buf {
+ public:
+  void resize(std::size_t n) {
+    if (n > cap_) {
+      st_.reset();
+      st_ = allocate_storage(Device::cpu(), n * sizeof(Acc));
+      cap_ = n;
+    }
+  }
+  void assign(std::size_t n, Acc x) {
+    resize(n);
+    std::fill(data(), data() + n, x);
+  }
+  Acc* data() { return st_ ? static_cast<Acc*>(st_->data()) : nullptr; }
+  Acc& operator[](std::size_t i) { return data()[i]; }
+
+ private:
+  StoragePtr st_;
+  std::size_t cap_ = 0;
+};
+
 // A rows x cols block of a strided view, as a view usable by the GEMM: the
 // view itself when it already holds Acc, else a converted copy in `buf`.
 template <AttnElem kElem, class Acc>
 MatView<const Acc> block(const typename Elem<kElem>::T* base, int64_t rs, int64_t cs, int64_t rows, int64_t cols,
-                         std::vector<Acc>& buf) {
+                         Buf<Acc>& buf) {
   using T = typename Elem<kElem>::T;
   if constexpr (std::is_same_v<T, Acc>) {
     return {base, rows, cols, rs, cs};
@@ -77,10 +104,50 @@ MatView<const Acc> block(const typename Elem<kElem>::T* base, int64_t rs, int64_
   }
 }
 
+// The online-softmax step on one transposed score block s (nk x nq: row c
+// is key j0 + c, column r is query i0 + r), in place: with m' = max(m,
+// column max), s = exp(s - m'), corr = exp(m - m'), l = corr·l + column sum,
+// m = m'. A column whose keys are all masked so far keeps m = -inf and gets
+// P = 0 (the shift is taken as 0 there instead of -inf, so no inf - inf).
+// AVX-512 when the caller picked that ISA (the hardware check and the
+// CPU-capability cap are applied by pick_gemm_isa) else scalar std::exp.
+template <class Acc>
+void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* corr, Acc* mx, Acc* sum, bool vec) {
+  if constexpr (std::is_same_v<Acc, float>) {
+    if (vec) return detail::softmax_block_cols_f32_avx512(s, nk, nq, m, l, corr);
+  }
+  constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
+  std::copy(m, m + nq, mx);
+  std::fill(sum, sum + nq, Acc(0));
+  for (int64_t c = 0; c < nk; ++c)
+    for (int64_t r = 0; r < nq; ++r) mx[r] = std::max(mx[r], s[c * nq + r]);
+  for (int64_t r = 0; r < nq; ++r) corr[r] = mx[r] == kNegInf ? Acc(0) : mx[r];  // the shift
+  for (int64_t c = 0; c < nk; ++c)
+    for (int64_t r = 0; r < nq; ++r) {
+      Acc& x = s[c * nq + r];
+      x = std::exp(x - corr[r]);
+      sum[r] += x;
+    }
+  for (int64_t r = 0; r < nq; ++r) {
+    corr[r] = std::exp(m[r] - corr[r]);
+    l[r] = l[r] * corr[r] + sum[r];
+    m[r] = mx[r];
+  }
+}
+
+// One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
+// transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
+// and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
+// GEMMs pack in bulk (Qᵀ and P as B, K and Vᵀ as A) is read along its
+// contiguous dimension, a plain copy into the panels, and the softmax runs
+// along contiguous query vectors. The first version kept S and O row-major:
+// P then had to be transposed while packing (13% of the time at L = 4096 in
+// perf) and P·V had n = Ev = 64, a third of whose second 48-wide AVX-512
+// strip was wasted.
 template <AttnElem kElem, class Acc>
-void run_task(const FlashAttention& a, int64_t n, int64_t i0, std::vector<Acc>& qbuf, std::vector<Acc>& sbuf,
-              std::vector<Acc>& obuf, std::vector<Acc>& kbuf, std::vector<Acc>& vbuf, std::vector<Acc>& m,
-              std::vector<Acc>& l) {
+void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Buf<Acc>& sbuf,
+              Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
+              Buf<Acc>& l, Buf<Acc>& corr) {
   using T = typename Elem<kElem>::T;
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   const int64_t nq = std::min(a.q_block, a.L - i0);
@@ -89,58 +156,54 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, std::vector<Acc>& 
   const T* k = static_cast<const T*>(a.k) + a.k_off[n];
   const T* v = static_cast<const T*>(a.v) + a.v_off[n];
   const Acc* mask = a.mask ? static_cast<const Acc*>(a.mask) + a.mask_off[n] : nullptr;
+  const bool vec = std::is_same_v<Acc, float> && (a.isa == GemmIsa::avx512 || a.isa == GemmIsa::avx512_bf16) &&
+                   flash_softmax_avx512_supported();
 
-  // Q, pre-scaled, so the scores need no extra pass.
+  // Qᵀ, pre-scaled, so the scores need no extra pass.
   qbuf.resize(static_cast<std::size_t>(nq * E));
   const Acc scale = static_cast<Acc>(a.scale);
   for (int64_t r = 0; r < nq; ++r)
-    for (int64_t e = 0; e < E; ++e) qbuf[r * E + e] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q_rs + e * a.q_cs)) * scale;
-  obuf.assign(static_cast<std::size_t>(nq * Ev), Acc(0));
+    for (int64_t e = 0; e < E; ++e)
+      qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q_rs + e * a.q_cs)) * scale;
+  obuf.assign(static_cast<std::size_t>(Ev * nq), Acc(0));
+  // m, l, corr, then two scratch vectors for the portable softmax.
   m.assign(static_cast<std::size_t>(nq), kNegInf);
   l.assign(static_cast<std::size_t>(nq), Acc(0));
+  corr.resize(static_cast<std::size_t>(3 * nq));
 
   const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
   for (int64_t j0 = 0; j0 < kv_end; j0 += a.kv_block) {
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
     const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k_rs, a.k_rs, a.k_cs, nk, E, kbuf);
-    sbuf.resize(static_cast<std::size_t>(nq * nk));
-    // Sb = Q · Kᵀ: Kᵀ is the key block read with swapped strides.
-    gemm<Acc>(a.isa, {qbuf.data(), nq, E, E, 1}, {kb.data, E, nk, kb.cs, kb.rs}, {sbuf.data(), nq, nk, nk, 1},
-              Acc(0));
-    for (int64_t r = 0; r < nq; ++r) {
-      Acc* s = sbuf.data() + r * nk;
-      const int64_t i = i0 + r;
-      if (mask) {
-        const Acc* mrow = mask + i * a.mask_rs + j0 * a.mask_cs;
-        for (int64_t c = 0; c < nk; ++c) s[c] += mrow[c * a.mask_cs];
-      }
-      if (a.causal)
-        for (int64_t c = std::max<int64_t>(0, i + 1 - j0); c < nk; ++c) s[c] = kNegInf;
-      Acc mx = m[r];
-      for (int64_t c = 0; c < nk; ++c) mx = std::max(mx, s[c]);
-      if (mx == kNegInf) {  // every key so far masked: nothing to add
-        std::fill(s, s + nk, Acc(0));
-        continue;
-      }
-      const Acc corr = std::exp(m[r] - mx);
-      Acc sum = 0;
+    sbuf.resize(static_cast<std::size_t>(nk * nq));
+    Acc* st = sbuf.data();
+    gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
+    if (mask)
       for (int64_t c = 0; c < nk; ++c) {
-        s[c] = std::exp(s[c] - mx);
-        sum += s[c];
+        const Acc* mcol = mask + i0 * a.mask_rs + (j0 + c) * a.mask_cs;
+        for (int64_t r = 0; r < nq; ++r) st[c * nq + r] += mcol[r * a.mask_rs];
       }
-      l[r] = l[r] * corr + sum;
-      m[r] = mx;
-      if (corr != Acc(1))
-        for (int64_t e = 0; e < Ev; ++e) obuf[r * Ev + e] *= corr;
-    }
+    if (a.causal)  // key j0 + c is hidden from queries i < j0 + c
+      for (int64_t c = 0; c < nk; ++c)
+        for (int64_t r = 0; r < std::min(nq, j0 + c - i0); ++r) st[c * nq + r] = kNegInf;
+    softmax_block_cols<Acc>(st, nk, nq, m.data(), l.data(), corr.data(), corr.data() + nq, corr.data() + 2 * nq,
+                            vec);
+    bool any_corr = false;
+    for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
+    if (any_corr)
+      for (int64_t e = 0; e < Ev; ++e) {
+        Acc* o = obuf.data() + e * nq;
+        for (int64_t r = 0; r < nq; ++r) o[r] *= corr[r];
+      }
     const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v_rs, a.v_rs, a.v_cs, nk, Ev, vbuf);
-    gemm<Acc>(a.isa, {sbuf.data(), nq, nk, nk, 1}, vb, {obuf.data(), nq, Ev, Ev, 1}, Acc(1));
+    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides).
+    gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
   }
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
   for (int64_t r = 0; r < nq; ++r) {
     const Acc inv = l[r] > 0 ? Acc(1) / l[r] : Acc(0);
-    for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[r * Ev + e] * inv);
+    for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[e * nq + r] * inv);
   }
 }
 
@@ -151,14 +214,20 @@ void run_all(const FlashAttention& a) {
   const int64_t tasks = a.batch * q_blocks;
 #pragma omp parallel
   {
-    std::vector<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l;  // per thread
+    Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t)
-      run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l);
+      run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr);
   }
 }
 
 }  // namespace
+
+bool flash_softmax_avx512_supported() {
+  // Same feature set as the AVX-512 GEMM (the file is built with its flags).
+  static const bool ok = gemm_isa_supported(GemmIsa::avx512);
+  return ok;
+}
 
 void flash_attention(const FlashAttention& args) {
   if (args.L == 0 || args.batch == 0 || args.Ev == 0) return;

@@ -5,7 +5,8 @@
 // 2018), so the L x S score matrix is never materialised. Extra memory is
 // per thread: one query block, one score block and the accumulators,
 // O(block x (E + Ev + block)), plus converted key/value blocks for
-// non-accumulator dtypes. OpenMP shares (batch entry, query block) tasks.
+// non-accumulator dtypes, all from bp::allocate_storage (memory_stats()
+// counts them). OpenMP shares (batch entry, query block) tasks.
 //
 // Inputs are strided views addressed per batch entry by element offsets the
 // caller computes (so broadcasting and grouped-query layouts are just
@@ -37,9 +38,24 @@ struct FlashAttention {
   double scale = 1.0;
   bool causal = false;  // top-left aligned: query i sees keys j <= i
   GemmIsa isa = GemmIsa::generic;
-  int64_t q_block = 64, kv_block = 128;
+  // Tile: query rows per task x keys per step. 192 = 4 x 48 (the AVX-512 GEMM
+  // NR) and 24 x 8 (MR); 384 keys amortise the per-GEMM packing and call
+  // costs. The score block is q_block x kv_block Acc (288 KiB fp32), per thread.
+  int64_t q_block = 192, kv_block = 384;
 };
 
 void flash_attention(const FlashAttention& args);
+
+// Whether the AVX-512 softmax helpers below can run here (build and CPU).
+bool flash_softmax_avx512_supported();
+
+namespace detail {
+// AVX-512 softmax pieces (attention_flash_avx512.cpp); only call them when
+// flash_softmax_avx512_supported(). Exposed for the tests.
+void exp_f32_avx512(const float* x, float* y, int64_t n);  // y = exp(x), ~1-2 ulp
+// One online-softmax step on a transposed score block (nk x nq, query index
+// last): updates m, l per query, writes corr = exp(m_old - m_new) and P in s.
+void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr);
+}  // namespace detail
 
 }  // namespace bp::kernels::cpu

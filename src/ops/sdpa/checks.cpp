@@ -105,4 +105,28 @@ bool float_dtype(const Params& p, Reasons& r) {
          r.fail("float32, float64, bfloat16 or float16", dtype_name(d));
 }
 
+bool mem_efficient_enabled(const Params&, Reasons& r) {
+  return backends::cuda::mem_efficient_sdp_enabled() ||
+         r.fail("memory-efficient attention enabled (backends.cuda.enable_mem_efficient_sdp(True))", "disabled");
+}
+
+// PyTorch's check_head_dim_size_mem_efficient without the CUDA GEMM
+// alignment: v's head size may differ from q's; a zero-sized one would give
+// the kernel empty inner products.
+bool qk_head_dims(const Params& p, Reasons& r) {
+  if (p.q_in.size(-1) == p.k_in.size(-1) && p.q_in.size(-1) > 0 && p.v_in.size(-1) > 0) return true;
+  return r.fail("query and key with the same last dimension, query's and value's > 0", [&] {
+    return qkv_text(p, [](const Tensor& t) { return "size(-1) " + std::to_string(t.size(-1)); });
+  });
+}
+
+// The mem-efficient rule does not exempt size-1 head dims (spec §4.10.6).
+bool last_dim_stride_strict(const Params& p, Reasons& r) {
+  auto unit = [](const Tensor& t) { return t.stride(-1) == 1; };
+  if (unit(p.q_in) && unit(p.k_in) && unit(p.v_in)) return true;
+  return r.fail("last dimension of query, key and value with stride 1", [&] {
+    return qkv_text(p, [](const Tensor& t) { return "stride(-1) " + std::to_string(t.stride(-1)); });
+  });
+}
+
 }  // namespace bp::ops::sdpa::checks

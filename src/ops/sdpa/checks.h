@@ -2,7 +2,9 @@
 // The named checks of the sdpa implementations. Each adds one reason,
 // "<check>: expected X, got Y", when it fails. The flash:cpu list follows
 // PyTorch's use_flash_attention_cpp order (spec §4.10.8 "CPU flash
-// constraints"); the shape rules judge the caller's tensors (q_in, ...).
+// constraints"), the efficient:cpu list PyTorch's CUDA
+// can_use_efficient_attention where it applies to the CPU (§4.10.6); the
+// shape rules judge the caller's tensors (q_in, ...).
 
 #include "backplane/dispatch.h"
 #include "ops/sdpa/params.h"
@@ -22,5 +24,10 @@ bool head_dims_equal(const Params& p, Reasons& r);  // "head_dim": q, k, v last 
 bool nonzero_seq_lens(const Params& p, Reasons& r);  // "seq_len": L > 0 and S > 0
 bool last_dim_stride(const Params& p, Reasons& r);   // "stride": stride(-1) == 1 (size-1 dims exempt)
 bool float_dtype(const Params& p, Reasons& r);       // "dtype": f32, f64, bf16, f16
+
+// efficient:cpu only.
+bool mem_efficient_enabled(const Params& p, Reasons& r);  // "enabled": cuda.mem_efficient_sdp_enabled
+bool qk_head_dims(const Params& p, Reasons& r);           // "head_dim": q, k last dims equal, q and v ones > 0
+bool last_dim_stride_strict(const Params& p, Reasons& r);  // "stride": stride(-1) == 1, size-1 dims not exempt
 
 }  // namespace bp::ops::sdpa::checks

@@ -1,12 +1,12 @@
 // The ordered list of sdpa implementations: PyTorch's CPU order (spec
-// §4.10.8, select_sdp_backend_cpp), flash first, then math. The CPU ignores
-// cuda.sdp_priority_order and the cuDNN / memory-efficient flags, as
-// PyTorch's CPU chooser does.
-//
-// efficient:cpu (the memory-efficient kernel, governed by
-// cuda.mem_efficient_sdp_enabled) is not written yet; it will go between
-// flash:cpu and math:any. math:any is the reference: it accepts every valid
-// problem, so it stays last.
+// §4.10.8, select_sdp_backend_cpp), flash first, math last, with
+// Backplane's efficient:cpu between them (governed by
+// cuda.mem_efficient_sdp_enabled, which PyTorch's CPU chooser ignores): it
+// takes what flash refuses for shape reasons (any broadcast mask, Ev != E)
+// without the math path's L x S scores. The CPU ignores
+// cuda.sdp_priority_order and the cuDNN flag, as PyTorch's CPU chooser does.
+// math:any is the reference: it accepts every valid problem, so it stays
+// last.
 
 #include "ops/sdpa/impl_list.h"
 
@@ -14,8 +14,8 @@ namespace bp::ops::sdpa {
 namespace {
 
 std::vector<std::string> explain_notes(const dispatch::Problem&) {
-  return {"CPU order is fixed (flash:cpu, math:any), as in PyTorch: cuda.sdp_priority_order and the cuDNN / "
-          "memory-efficient flags do not apply to CPU tensors"};
+  return {"CPU order is fixed (flash:cpu, efficient:cpu, math:any): cuda.sdp_priority_order and the cuDNN flag "
+          "do not apply to CPU tensors; cuda.mem_efficient_sdp_enabled governs efficient:cpu (a Backplane addition)"};
 }
 
 dispatch::Op& build() {
@@ -24,7 +24,7 @@ dispatch::Op& build() {
   config.notes = explain_notes;
   dispatch::Op& op = dispatch::define_op(config);
   op.add(make_flash_cpu());
-  // efficient:cpu goes here once written (see the top of this file).
+  op.add(make_efficient_cpu());
   op.add(make_math());
   return op;
 }

@@ -14,6 +14,7 @@ namespace bp::ops::sdpa {
 dispatch::Op& sdpa_op();
 
 std::unique_ptr<dispatch::Implementation> make_flash_cpu();  // sdpa_flash.cpp
+std::unique_ptr<dispatch::Implementation> make_efficient_cpu();  // sdpa_efficient.cpp
 std::unique_ptr<dispatch::Implementation> make_math();       // sdpa_math.cpp
 
 }  // namespace bp::ops::sdpa

@@ -3,27 +3,15 @@
 // broadcast over batch and heads), as PyTorch's CPU flash allows them;
 // dropout is not.
 
-#include "backplane/backends/cpu.h"
 #include "kernels/cpu/attention_flash.h"
 #include "ops/sdpa/checks.h"
+#include "ops/sdpa/gemm_isa.h"
 #include "ops/sdpa/impl_list.h"
 
 namespace bp::ops::sdpa {
 namespace {
 
 using kernels::cpu::AttnElem;
-using kernels::cpu::GemmIsa;
-
-// The widest GEMM variant the hardware and the CPU-capability cap allow.
-GemmIsa pick_isa() {
-  using backends::cpu::CpuCapability;
-  const int cap = static_cast<int>(backends::cpu::cpu_capability());
-  if (cap >= static_cast<int>(CpuCapability::Avx512) && kernels::cpu::gemm_isa_supported(GemmIsa::avx512))
-    return GemmIsa::avx512;
-  if (cap >= static_cast<int>(CpuCapability::Avx2) && kernels::cpu::gemm_isa_supported(GemmIsa::avx2))
-    return GemmIsa::avx2;
-  return GemmIsa::generic;
-}
 
 AttnElem elem_of(DType d) {
   switch (d) {
@@ -60,7 +48,7 @@ void run_flash(const Params& p) {
   }
   a.scale = p.scale;
   a.causal = p.is_causal;
-  a.isa = pick_isa();
+  a.isa = pick_gemm_isa();
   kernels::cpu::flash_attention(a);
 }
 

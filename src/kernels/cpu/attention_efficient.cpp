@@ -1,0 +1,174 @@
+// The memory-efficient attention kernel (attention_efficient.h).
+//
+// A task is one batch entry and one block of query rows. For every key block
+// it forms the scaled scores straight from the strided q and k (one GEMM),
+// folds each score row into that row's running (max m, normaliser l,
+// unnormalised output o), and adds the block's weights times v (a second
+// GEMM, beta = 1). Folding a row: m' = max(m, max(s)); o and l shrink by
+// exp(m - m'); s becomes exp(s - m') and l grows by its sum. The output is
+// o / l, or 0 for a row that never saw a key.
+
+#include "kernels/cpu/attention_efficient.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "backplane/error.h"
+
+namespace bp::kernels::cpu {
+namespace {
+
+// Storage type, arithmetic type and conversions of one input dtype.
+template <DType D>
+struct Io {
+  using T = std::conditional_t<D == DType::f64, double, std::conditional_t<D == DType::f32, float, uint16_t>>;
+  using Acc = std::conditional_t<D == DType::f64, double, float>;
+  static Acc widen(T x) {
+    if constexpr (D == DType::f16) return half_bits_to_float(x);
+    else if constexpr (D == DType::bf16) return bfloat16_bits_to_float(x);
+    else return x;
+  }
+  static T narrow(double x) {
+    if constexpr (D == DType::f16) return half_bits_from_double(x);
+    else if constexpr (D == DType::bf16) return bfloat16_bits_from_double(x);
+    else return static_cast<T>(x);
+  }
+};
+
+// Per-thread memory, reused across tasks.
+template <class Acc>
+struct Workspace {
+  std::vector<Acc> s;     // q_block x kv_block scores, then weights
+  std::vector<Acc> o;     // q_block x Ev unnormalised output
+  std::vector<Acc> m, l;  // per row: running max and normaliser
+  std::vector<Acc> wide;  // kv_block x Ev widened values (f16/bf16 only)
+};
+
+// s (nq x nk, contiguous) = scale · q_rows · k_rowsᵀ, read in place.
+template <DType D>
+void scores(const EfficientAttention& a, const typename Io<D>::T* q, int64_t nq, const typename Io<D>::T* k,
+            int64_t nk, typename Io<D>::Acc* s) {
+  using T = typename Io<D>::T;
+  const MatView<const T> lhs{q, nq, a.E, a.q.rs, a.q.cs};
+  const MatView<const T> rhs{k, a.E, nk, a.k.cs, a.k.rs};  // kᵀ: k with its strides swapped
+  const MatView<typename Io<D>::Acc> c{s, nq, nk, nk, 1};
+  if constexpr (D == DType::f64) gemm_f64(a.isa, lhs, rhs, c, a.scale, 0.0);
+  else if constexpr (D == DType::f32) gemm_f32(a.isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
+  else if constexpr (D == DType::f16) gemm_f16(a.isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
+  else gemm_bf16(a.isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
+}
+
+// o (nq x Ev) += w (nq x nk) · v_rows; f16/bf16 values are widened first,
+// since the weights are in Acc.
+template <DType D>
+void add_values(const EfficientAttention& a, const typename Io<D>::Acc* w, int64_t nq, int64_t nk,
+                const typename Io<D>::T* v, Workspace<typename Io<D>::Acc>& ws) {
+  using Acc = typename Io<D>::Acc;
+  MatView<const Acc> vb{nullptr, nk, a.Ev, 0, 0};
+  if constexpr (std::is_same_v<typename Io<D>::T, Acc>) {
+    vb.data = v, vb.rs = a.v.rs, vb.cs = a.v.cs;
+  } else {
+    ws.wide.resize(static_cast<std::size_t>(nk * a.Ev));
+    for (int64_t r = 0; r < nk; ++r)
+      for (int64_t c = 0; c < a.Ev; ++c) ws.wide[r * a.Ev + c] = Io<D>::widen(v[r * a.v.rs + c * a.v.cs]);
+    vb.data = ws.wide.data(), vb.rs = a.Ev, vb.cs = 1;
+  }
+  const MatView<const Acc> lhs{w, nq, nk, nk, 1};
+  const MatView<Acc> c{ws.o.data(), nq, a.Ev, a.Ev, 1};
+  if constexpr (std::is_same_v<Acc, double>) gemm_f64(a.isa, lhs, vb, c, 1.0, 1.0);
+  else gemm_f32(a.isa, lhs, vb, c, 1.0f, 1.0f);
+}
+
+// Folds one score row (keys j0..j0+nk of query row i) into its running
+// state and leaves the row's weights in s (0 for keys it does not see).
+template <class Acc>
+void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64_t j0, int64_t nk, Acc* s, Acc& m,
+              Acc& l, Acc* o) {
+  constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
+  // Keys past i are cut off by the causal limit.
+  const int64_t visible = a.causal ? std::clamp<int64_t>(i + 1 - j0, 0, nk) : nk;
+  Acc block_max = kNegInf;
+  for (int64_t c = 0; c < visible; ++c) {
+    if (mask_row) s[c] += mask_row[c * a.mask.cs];
+    block_max = std::max(block_max, s[c]);
+  }
+  const Acc m_new = std::max(m, block_max);
+  if (m_new == kNegInf) {  // no key seen so far: the row contributes nothing yet
+    std::fill(s, s + nk, Acc(0));
+    return;
+  }
+  Acc sum = 0;
+  for (int64_t c = 0; c < visible; ++c) sum += (s[c] = std::exp(s[c] - m_new));
+  std::fill(s + visible, s + nk, Acc(0));
+  const Acc shrink = std::exp(m - m_new);  // 0 on the first visible block, 1 when the max holds
+  if (shrink != Acc(1)) {
+    l *= shrink;
+    for (int64_t e = 0; e < a.Ev; ++e) o[e] *= shrink;
+  }
+  l += sum;
+  m = m_new;
+}
+
+template <DType D>
+void run_task(const EfficientAttention& a, int64_t n, int64_t i0, Workspace<typename Io<D>::Acc>& ws) {
+  using T = typename Io<D>::T;
+  using Acc = typename Io<D>::Acc;
+  const int64_t nq = std::min(a.q_block, a.L - i0);
+  const T* q = static_cast<const T*>(a.q.data) + a.q.off[n] + i0 * a.q.rs;
+  const T* k = static_cast<const T*>(a.k.data) + a.k.off[n];
+  const T* v = static_cast<const T*>(a.v.data) + a.v.off[n];
+  const Acc* mask = a.mask.data ? static_cast<const Acc*>(a.mask.data) + a.mask.off[n] : nullptr;
+  ws.o.assign(static_cast<std::size_t>(nq * a.Ev), Acc(0));
+  ws.m.assign(static_cast<std::size_t>(nq), -std::numeric_limits<Acc>::infinity());
+  ws.l.assign(static_cast<std::size_t>(nq), Acc(0));
+
+  // Causal: no row of this block sees a key past its last row.
+  const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
+  for (int64_t j0 = 0; j0 < kv_end; j0 += a.kv_block) {
+    const int64_t nk = std::min(a.kv_block, kv_end - j0);
+    ws.s.resize(static_cast<std::size_t>(nq * nk));
+    scores<D>(a, q, nq, k + j0 * a.k.rs, nk, ws.s.data());
+    for (int64_t r = 0; r < nq; ++r) {
+      const int64_t i = i0 + r;
+      const Acc* mask_row = mask ? mask + i * a.mask.rs + j0 * a.mask.cs : nullptr;
+      fold_row<Acc>(a, mask_row, i, j0, nk, ws.s.data() + r * nk, ws.m[r], ws.l[r], ws.o.data() + r * a.Ev);
+    }
+    add_values<D>(a, ws.s.data(), nq, nk, v + j0 * a.v.rs, ws);
+  }
+
+  T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
+  for (int64_t r = 0; r < nq; ++r) {
+    const Acc inv = ws.l[r] > 0 ? Acc(1) / ws.l[r] : Acc(0);
+    for (int64_t e = 0; e < a.Ev; ++e) out[r * a.out_rs + e] = Io<D>::narrow(ws.o[r * a.Ev + e] * inv);
+  }
+}
+
+template <DType D>
+void run(const EfficientAttention& a) {
+  const int64_t q_blocks = (a.L + a.q_block - 1) / a.q_block;
+  const int64_t tasks = a.batch * q_blocks;
+#pragma omp parallel
+  {
+    Workspace<typename Io<D>::Acc> ws;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t t = 0; t < tasks; ++t) run_task<D>(a, t / q_blocks, (t % q_blocks) * a.q_block, ws);
+  }
+}
+
+}  // namespace
+
+void efficient_attention(const EfficientAttention& args) {
+  if (args.batch == 0 || args.L == 0 || args.Ev == 0) return;
+  switch (args.dtype) {
+    case DType::f32: return run<DType::f32>(args);
+    case DType::f64: return run<DType::f64>(args);
+    case DType::f16: return run<DType::f16>(args);
+    case DType::bf16: return run<DType::bf16>(args);
+    default: throw_runtime("efficient_attention", std::string("no kernel for dtype ") + dtype_name(args.dtype));
+  }
+}
+
+}  // namespace bp::kernels::cpu

@@ -1,0 +1,62 @@
+// efficient:cpu: the memory-efficient kernel (kernels/cpu/attention_efficient.h)
+// behind checks modelled on PyTorch's CUDA can_use_efficient_attention
+// (spec §4.10.6), governed by cuda.mem_efficient_sdp_enabled (PyTorch's CPU
+// chooser ignores that flag; Backplane's CPU has this implementation, see
+// docs/differences.md). Beyond flash:cpu it takes any mask that broadcasts
+// to the scores and a value head size different from the query's; it does
+// not take dropout, which stays with math:any.
+
+#include "kernels/cpu/attention_efficient.h"
+#include "ops/sdpa/checks.h"
+#include "ops/sdpa/gemm_isa.h"
+#include "ops/sdpa/impl_list.h"
+
+namespace bp::ops::sdpa {
+namespace {
+
+// The kernel operand of view t (one of the Note [SDPA params] views).
+kernels::cpu::AttnOperand operand(const Params& p, const Tensor& t) {
+  kernels::cpu::AttnOperand o;
+  o.data = t.data(), o.rs = t.stride(-2), o.cs = t.stride(-1);
+  o.off.resize(static_cast<std::size_t>(p.batch));
+  for (int64_t b = 0; b < p.batch; ++b) o.off[static_cast<std::size_t>(b)] = batch_offset(p, t, b);
+  return o;
+}
+
+void run_efficient(const Params& p) {
+  kernels::cpu::EfficientAttention a;
+  a.dtype = p.dtype;
+  a.batch = p.batch;
+  a.L = p.L, a.S = p.S, a.E = p.E, a.Ev = p.Ev;
+  a.q = operand(p, p.q), a.k = operand(p, p.k), a.v = operand(p, p.v);
+  if (p.mask.defined()) a.mask = operand(p, p.mask);  // broadcast dims are stride 0: read in place
+  const kernels::cpu::AttnOperand out = operand(p, p.out);
+  a.out = p.out.data(), a.out_rs = out.rs, a.out_off = out.off;
+  a.scale = p.scale;
+  a.causal = p.is_causal;
+  a.isa = pick_gemm_isa();
+  kernels::cpu::efficient_attention(a);
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_efficient_cpu() {
+  // Typed Check{...} pushes: GCC 12 crashes (nothrow_spec_p) on a braced list of them here.
+  using C = dispatch::Check<Params>;
+  std::vector<C> list;
+  list.push_back(C{"device", checks::cpu_device});
+  list.push_back(C{"enabled", checks::mem_efficient_enabled, {flags::Id::cuda_mem_efficient_sdp_enabled}});
+  list.push_back(C{"dims", checks::four_dims});
+  list.push_back(C{"head_dim", checks::qk_head_dims});
+  list.push_back(C{"seq_len", checks::nonzero_seq_lens});
+  list.push_back(C{"stride", checks::last_dim_stride_strict});
+  list.push_back(C{"batch_heads", checks::batch_and_heads});
+  list.push_back(C{"dtype", checks::float_dtype});
+  list.push_back(C{"dropout", checks::no_dropout});
+  dispatch::Properties props;
+  props.workspace = "per thread: one score block and the output accumulators (O(q_block x (kv_block + Ev))), "
+                    "plus one widened value block for f16/bf16";
+  return std::make_unique<dispatch::Impl<Params>>("efficient:cpu", "cpu", props, std::move(list), run_efficient);
+}
+
+}  // namespace bp::ops::sdpa

@@ -1,0 +1,137 @@
+// The flash-attention kernel (kernels/cpu/attention_flash.h) called directly:
+// the AVX-512 exp against std::exp, and the tile edges of the query/key
+// blocks (one short of, at and one past each block boundary, causal and
+// masked, fully masked rows) on both softmax paths (AVX-512 and portable)
+// against an fp64 oracle.
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/attention_flash.h"
+
+namespace bp::kernels::cpu {
+namespace {
+
+TEST(FlashKernel, Avx512ExpMatchesStdExp) {
+  if (!flash_softmax_avx512_supported()) GTEST_SKIP() << "no AVX-512";
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {-inf, -1e30f, -1e5f, -200.0f, -104.5f, -104.0f, -103.9f, -103.0f, -100.0f, -87.5f,
+                          -87.3f, -80.0f, -1e-30f, -0.0f, 0.0f, 1e-30f, 1e-7f, 88.0f, 88.7f, 88.8f, 89.0f,
+                          100.0f, inf};
+  for (float t = -110.0f; t <= 89.0f; t += 0.0137f) x.push_back(t);  // dense, both sides of every 2^n
+  for (float t = -1.0f; t <= 1.0f; t += 1.0f / 1024) x.push_back(t);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(x.size() + 1, -1.0f);  // odd length: the masked tail runs too
+  detail::exp_f32_avx512(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(y.back(), -1.0f) << "wrote past the end";
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double ref = std::exp(static_cast<double>(x[i]));
+    const float got = y[i];
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(got));
+    } else if (ref > FLT_MAX) {
+      EXPECT_EQ(got, inf) << "x = " << x[i];
+    } else {
+      // ~2 ulp in the normal range; one subnormal step below it.
+      EXPECT_LE(std::abs(got - ref), 2.5e-7 * ref + 2e-45) << "x = " << x[i] << " std::exp " << std::exp(x[i]);
+    }
+  }
+  float zero = 0.0f, one;
+  detail::exp_f32_avx512(&zero, &one, 1);
+  EXPECT_EQ(one, 1.0f);
+  const float ninf = -inf;
+  float e;
+  detail::exp_f32_avx512(&ninf, &e, 1);
+  EXPECT_EQ(e, 0.0f);
+}
+
+// q (L x E), k (S x E), v (S x Ev), mask (L x S) or empty, row-major, one head.
+std::vector<double> oracle(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                           const std::vector<float>& mask, int64_t L, int64_t S, int64_t E, int64_t Ev,
+                           double scale, bool causal) {
+  std::vector<double> out(L * Ev, 0.0), w(S);
+  for (int64_t i = 0; i < L; ++i) {
+    double mx = -INFINITY;
+    for (int64_t j = 0; j < S; ++j) {
+      double s = 0;
+      for (int64_t e = 0; e < E; ++e) s += double(q[i * E + e]) * k[j * E + e];
+      s *= scale;
+      if (!mask.empty()) s += mask[i * S + j];
+      if (causal && j > i) s = -INFINITY;
+      w[j] = s, mx = std::max(mx, s);
+    }
+    if (mx == -INFINITY) continue;
+    double sum = 0;
+    for (int64_t j = 0; j < S; ++j) sum += (w[j] = std::exp(w[j] - mx));
+    for (int64_t j = 0; j < S; ++j)
+      for (int64_t e = 0; e < Ev; ++e) out[i * Ev + e] += w[j] / sum * v[j * Ev + e];
+  }
+  return out;
+}
+
+void check_shape(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, bool masked, GemmIsa isa) {
+  const int64_t E = 24, Ev = 40, batch = 2;
+  std::mt19937 rng(static_cast<uint32_t>(L * 1000 + S));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto fill = [&](int64_t n) {
+    std::vector<float> t(n);
+    for (auto& x : t) x = nd(rng);
+    return t;
+  };
+  const std::vector<float> q = fill(batch * L * E), k = fill(batch * S * E), v = fill(batch * S * Ev);
+  std::vector<float> mask;
+  if (masked) {
+    mask = fill(L * S);
+    for (int64_t j = 0; j < S; ++j) mask[0 * S + j] = -INFINITY;  // row 0 fully masked
+    if (L > 2)
+      for (int64_t j = 0; j < S; ++j)
+        if (j != S - 1) mask[2 * S + j] = -INFINITY;  // row 2 sees only the last key
+  }
+  std::vector<float> out(batch * L * Ev, 123.0f);
+  FlashAttention a;
+  a.elem = AttnElem::f32;
+  a.batch = batch, a.L = L, a.S = S, a.E = E, a.Ev = Ev;
+  a.q = q.data(), a.k = k.data(), a.v = v.data(), a.out = out.data();
+  a.q_rs = E, a.k_rs = E, a.v_rs = Ev, a.out_rs = Ev;
+  if (masked) a.mask = mask.data(), a.mask_rs = S, a.mask_cs = 1;
+  for (int64_t b = 0; b < batch; ++b) {
+    a.q_off.push_back(b * L * E), a.k_off.push_back(b * S * E), a.v_off.push_back(b * S * Ev);
+    a.out_off.push_back(b * L * Ev), a.mask_off.push_back(0);
+  }
+  a.scale = 0.3, a.causal = causal, a.isa = isa, a.q_block = qb, a.kv_block = kb;
+  flash_attention(a);
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<float> qb_(q.begin() + b * L * E, q.begin() + (b + 1) * L * E);
+    const std::vector<float> kb_(k.begin() + b * S * E, k.begin() + (b + 1) * S * E);
+    const std::vector<float> vb_(v.begin() + b * S * Ev, v.begin() + (b + 1) * S * Ev);
+    const std::vector<double> ref = oracle(qb_, kb_, vb_, mask, L, S, E, Ev, 0.3, causal);
+    double err = 0;
+    for (int64_t i = 0; i < L * Ev; ++i) err = std::max(err, std::abs(out[b * L * Ev + i] - ref[i]));
+    EXPECT_LT(err, 2e-5) << "L=" << L << " S=" << S << " blocks " << qb << "x" << kb << " causal=" << causal
+                         << " masked=" << masked << " isa=" << gemm_isa_name(isa) << " batch " << b;
+  }
+}
+
+TEST(FlashKernel, TileEdges) {
+  std::vector<GemmIsa> isas = {GemmIsa::generic};
+  if (flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512);
+  for (GemmIsa isa : isas) {
+    // The default 192 x 384 tile: one short of, at and past each edge.
+    for (int64_t L : {1, 3, 191, 192, 193, 385})
+      for (int64_t S : {1, 383, 384, 385, 769})
+        for (bool causal : {false, true})
+          for (bool masked : {false, true}) check_shape(L, S, 192, 384, causal, masked, isa);
+    // Small and odd tiles: many blocks per row, tails narrower than a vector.
+    for (int64_t L : {17, 65})
+      for (int64_t S : {15, 64, 70})
+        for (bool causal : {false, true}) check_shape(L, S, 16, 8, causal, true, isa), check_shape(L, S, 7, 33, causal, false, isa);
+  }
+}
+
+}  // namespace
+}  // namespace bp::kernels::cpu

@@ -1,0 +1,142 @@
+"""efficient:cpu against a float64 NumPy oracle written here: value head size != query head size,
+masks of any broadcastable shape (bool and float), causal with L <, =, > S, GQA, lengths 1 to 300,
+every dtype, non-contiguous inputs; its explain rows and can_use_efficient_attention."""
+
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from backplane import backends
+from backplane.backends import cuda
+from backplane.nn import functional as F
+from backplane.nn.attention import SDPAParams, SDPBackend, sdpa_kernel
+
+# Tolerances as in test_sdpa.py: the error of one rounding of the output, plus fp32 accumulation.
+DTYPES = {"float32": (np.float32, 2e-5), "float64": (np.float64, 1e-10),
+          "float16": (np.float16, 3e-3), "bfloat16": (ml_dtypes.bfloat16, 2e-2)}
+RNG = np.random.default_rng(11)
+
+
+def rand(shape, dtype=np.float32):
+    return RNG.uniform(-1, 1, size=shape).astype(dtype)
+
+
+def oracle(q, k, v, mask=None, causal=False, gqa=False):
+    """softmax(q kᵀ / sqrt(E) + mask) v in float64, one (batch, head) at a time; fully masked rows are 0."""
+    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
+    if gqa:
+        group = q.shape[1] // k.shape[1]
+        k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    L, S = q.shape[-2], k.shape[-2]
+    bias = np.zeros((L, S))
+    if mask is not None:
+        mask = np.asarray(mask)
+        bias = np.where(mask, 0.0, -np.inf) if mask.dtype == bool else mask.astype(np.float64)
+    bias = np.broadcast_to(bias, q.shape[:2] + (L, S))
+    if causal:
+        bias = bias + np.where(np.arange(S)[None, :] <= np.arange(L)[:, None], 0.0, -np.inf)
+    out = np.zeros(q.shape[:3] + (v.shape[-1],))
+    for b in range(q.shape[0]):
+        for h in range(q.shape[1]):
+            s = q[b, h] @ k[b, h].T / np.sqrt(q.shape[-1]) + bias[b, h]
+            top = s.max(axis=1, keepdims=True)
+            seen = np.isfinite(top)
+            w = np.exp(s - np.where(seen, top, 0.0))
+            total = w.sum(axis=1, keepdims=True)
+            out[b, h] = np.where(seen, w / np.where(seen, total, 1.0), 0.0) @ v[b, h]
+    return out
+
+
+def run_efficient(q, k, v, tol, **kwargs):
+    with backends.implementations("sdpa", "efficient:cpu"):
+        got = F.scaled_dot_product_attention(q, k, v, **kwargs)
+    want = oracle(q, k, v, kwargs.get("attn_mask"), kwargs.get("is_causal", False), kwargs.get("enable_gqa", False))
+    err = np.abs(np.asarray(got.numpy(), np.float64) - want).max(initial=0)
+    assert got.shape == want.shape and err <= tol, err
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("e,ev", [(64, 32), (17, 40)])
+def test_value_head_size_differs(dtype, e, ev):
+    np_dtype, tol = DTYPES[dtype]
+    for n, s in [(1, 300), (17, 65), (65, 17), (300, 1)]:
+        run_efficient(rand((1, 2, n, e), np_dtype), rand((1, 2, s, e), np_dtype), rand((1, 2, s, ev), np_dtype), tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(17, 1), (1, 65), (65,), (3, 17, 65), (2, 1, 17, 65), (2, 3, 1, 65)])
+def test_broadcast_masks(dtype, shape):
+    np_dtype, tol = DTYPES[dtype]
+    q, k, v = rand((2, 3, 17, 32), np_dtype), rand((2, 3, 65, 32), np_dtype), rand((2, 3, 65, 24), np_dtype)
+    run_efficient(q, k, v, tol, attn_mask=RNG.random(shape) < 0.7)
+    run_efficient(q, k, v, tol, attn_mask=rand(shape, np_dtype))
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("l,s", [(17, 300), (65, 65), (300, 17), (1, 17)])
+def test_causal_is_top_left_aligned(dtype, l, s):
+    np_dtype, tol = DTYPES[dtype]
+    run_efficient(rand((1, 2, l, 16), np_dtype), rand((1, 2, s, 16), np_dtype), rand((1, 2, s, 8), np_dtype), tol,
+                  is_causal=True)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_grouped_query_attention(dtype):
+    np_dtype, tol = DTYPES[dtype]
+    q, k, v = rand((2, 8, 65, 32), np_dtype), rand((2, 2, 17, 32), np_dtype), rand((2, 2, 17, 48), np_dtype)
+    run_efficient(q, k, v, tol, enable_gqa=True)
+    run_efficient(q, k, v, tol, enable_gqa=True, attn_mask=RNG.random((8, 65, 17)) < 0.5)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_non_contiguous_inputs(dtype):
+    np_dtype, tol = DTYPES[dtype]
+    q = np.swapaxes(rand((2, 65, 4, 16), np_dtype), 1, 2)  # (B, L, H, E) storage seen as (B, H, L, E)
+    k = np.swapaxes(rand((2, 300, 4, 16), np_dtype), 1, 2)
+    v = np.swapaxes(rand((2, 300, 4, 40), np_dtype)[..., 4:28], 1, 2)
+    run_efficient(q, k, v, tol)
+
+
+def test_explain_chooses_efficient_when_flash_refuses():
+    q, k = rand((2, 2, 8, 16)), rand((2, 2, 6, 16))
+    table = backends.explain("sdpa", q, k, rand((2, 2, 6, 4)))  # Ev != E
+    assert table.chosen == "efficient:cpu"
+    assert any(r.startswith("head_dim:") for r in table.row("flash:cpu").reasons)
+    table = backends.explain("sdpa", q, k, k, RNG.random((2, 8, 6)) < 0.5)  # 3-D mask
+    assert table.chosen == "efficient:cpu"
+    assert any(r.startswith("mask_shape:") for r in table.row("flash:cpu").reasons)
+    assert [r.implementation for r in table] == ["flash:cpu", "efficient:cpu", "math:any"]
+    assert backends.explain("sdpa", q, k, k).chosen == "flash:cpu"  # flash first when it accepts
+
+
+def test_explain_rejects_efficient_when_disabled():
+    q, v = rand((1, 2, 8, 16)), rand((1, 2, 8, 4))
+    cuda.enable_mem_efficient_sdp(False)
+    table = backends.explain("sdpa", q, q, v)
+    assert table.chosen == "math:any"
+    assert table.row("efficient:cpu").reasons == [
+        "enabled: expected memory-efficient attention enabled (backends.cuda.enable_mem_efficient_sdp(True)), "
+        "got disabled"]
+    cuda.enable_mem_efficient_sdp(True)
+    with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
+        assert backends.explain("sdpa", q, q, q).chosen == "efficient:cpu"
+    table = backends.explain("sdpa", q, q, v, dropout_p=0.25)  # dropout stays with math
+    assert table.chosen == "math:any"
+    assert any(r.startswith("dropout:") for r in table.row("efficient:cpu").reasons)
+
+
+def test_can_use_efficient_attention_runs_the_cpu_checks():
+    q, v = rand((1, 2, 8, 16)), rand((1, 2, 8, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cuda.can_use_efficient_attention(SDPAParams(q, q, v, None, 0.0, False, False), True) is True
+    assert cuda.can_use_flash_attention(SDPAParams(q, q, v, None, 0.0, False, False)) is False
+    params = SDPAParams(rand((2, 8, 16)), rand((2, 8, 16)), rand((2, 8, 16)), None, 0.5, False, False)
+    with pytest.warns(UserWarning) as record:
+        assert cuda.can_use_efficient_attention(params, True) is False
+    texts = [str(w.message) for w in record]
+    assert len(texts) == 2 and "dims:" in texts[0] and "dropout:" in texts[1]
+    with sdpa_kernel([SDPBackend.MATH]):
+        assert cuda.can_use_efficient_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is False
