@@ -15,28 +15,6 @@ namespace {
 
 namespace cuda = backends::cuda;
 
-// Restores the SDPA flags a test changes.
-struct SdpFlags {
-  bool flash = cuda::flash_sdp_enabled(), eff = cuda::mem_efficient_sdp_enabled(), math = cuda::math_sdp_enabled();
-  ~SdpFlags() {
-    cuda::set_flash_sdp_enabled(flash);
-    cuda::set_mem_efficient_sdp_enabled(eff);
-    cuda::set_math_sdp_enabled(math);
-  }
-};
-
-const dispatch::Row& row(const dispatch::Decision& d, const std::string& name) {
-  for (const auto& r : d.rows)
-    if (r.implementation == name) return r;
-  throw std::runtime_error("no row " + name);
-}
-
-std::string reasons(const dispatch::Row& r) {
-  std::string out;
-  for (const auto& x : r.reasons) out += x.text() + "\n";
-  return out;
-}
-
 // The oracle reads masks as 4-D: lift a lower-rank mask with leading 1s.
 Tensor as4d(const Tensor& m) {
   if (!m.defined() || m.ndim() == 4) return m;

@@ -14,30 +14,6 @@ namespace {
 
 namespace cuda = backends::cuda;
 
-// Restores the SDPA flags a test changes.
-struct SdpFlags {
-  bool flash = cuda::flash_sdp_enabled(), eff = cuda::mem_efficient_sdp_enabled(), math = cuda::math_sdp_enabled(),
-       reduce = cuda::fp16_bf16_reduction_math_sdp_allowed();
-  ~SdpFlags() {
-    cuda::set_flash_sdp_enabled(flash);
-    cuda::set_mem_efficient_sdp_enabled(eff);
-    cuda::set_math_sdp_enabled(math);
-    cuda::set_fp16_bf16_reduction_math_sdp_allowed(reduce);
-  }
-};
-
-const dispatch::Row& row(const dispatch::Decision& d, const std::string& name) {
-  for (const auto& r : d.rows)
-    if (r.implementation == name) return r;
-  throw std::runtime_error("no row " + name);
-}
-
-std::string reasons(const dispatch::Row& r) {
-  std::string out;
-  for (const auto& x : r.reasons) out += x.text() + "\n";
-  return out;
-}
-
 Tensor rnd(const Shape& s, uint32_t seed, DType t = DType::f32) { return random_tensor(s, t, seed); }
 
 TEST(SdpaChoice, FlashFirstThenMath) {

@@ -6,8 +6,12 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "backplane/dispatch.h"
+#include "backplane/flags.h"
 #include "backplane/ops/sdpa.h"
 #include "ops/matmul_test_util.h"
 
@@ -90,6 +94,32 @@ inline Tensor random_bool(const Shape& shape, uint32_t seed, double keep = 0.7) 
   std::vector<uint8_t> bits(static_cast<std::size_t>(n));
   for (auto& b : bits) b = d(gen);
   return Tensor::from_buffer(bits.data(), shape, DType::boolean);
+}
+
+// Restores the SDPA flags a test changes.
+struct SdpFlags {
+  bool flash = backends::cuda::flash_sdp_enabled(), eff = backends::cuda::mem_efficient_sdp_enabled(),
+       math = backends::cuda::math_sdp_enabled(), reduce = backends::cuda::fp16_bf16_reduction_math_sdp_allowed();
+  ~SdpFlags() {
+    backends::cuda::set_flash_sdp_enabled(flash);
+    backends::cuda::set_mem_efficient_sdp_enabled(eff);
+    backends::cuda::set_math_sdp_enabled(math);
+    backends::cuda::set_fp16_bf16_reduction_math_sdp_allowed(reduce);
+  }
+};
+
+// The explain row of implementation `name`.
+inline const dispatch::Row& row(const dispatch::Decision& d, const std::string& name) {
+  for (const auto& r : d.rows)
+    if (r.implementation == name) return r;
+  throw std::runtime_error("no row " + name);
+}
+
+// Every reason of a row, one per line.
+inline std::string reasons(const dispatch::Row& r) {
+  std::string out;
+  for (const auto& x : r.reasons) out += x.text() + "\n";
+  return out;
 }
 
 }  // namespace bp::testing
