@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "backplane/flags.h"
@@ -108,6 +109,31 @@ nlohmann::json row(const std::string& shape, const std::string& dtype, int threa
 }
 
 }  // namespace
+
+Tensor random_tensor(const Shape& shape, DType dtype, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = dist(gen);
+  return Tensor::from_vector(v, shape).to(dtype);
+}
+
+std::vector<int64_t> parse_dims(const std::string& line, std::size_t count, const std::string& what,
+                                const std::string& form) {
+  std::string s = line;
+  for (char& c : s)
+    if (c == 'x' || c == 'X' || c == ',') c = ' ';
+  std::istringstream in(s);
+  std::vector<int64_t> dims;
+  int64_t d;
+  while (in >> d) dims.push_back(d);
+  bool ok = dims.size() == count && in.eof();
+  for (int64_t x : dims) ok = ok && x >= 1;
+  if (!ok) throw_bad_value(what, "'" + line + "'", form + " with positive integers");
+  return dims;
+}
 
 std::vector<Plugin> bench_plugins() { return {bench_plugin_matmul(), bench_plugin_sdpa()}; }
 

@@ -39,6 +39,14 @@ struct Plugin {
   std::function<nlohmann::json()> extras;
 };
 
+// Helpers the plug-ins share (bench_driver.cpp).
+// Uniform random values in [-1, 1) of `dtype`, reproducible for a seed.
+Tensor random_tensor(const Shape& shape, DType dtype, unsigned seed);
+// The positive integers of a shape line ("m n k", "MxNxK", "1,2,3"); exactly
+// `count` of them, else a ValueError naming `what` and the expected `form`.
+std::vector<int64_t> parse_dims(const std::string& line, std::size_t count, const std::string& what,
+                                const std::string& form);
+
 Plugin bench_plugin_matmul();  // bench_matmul.cpp
 Plugin bench_plugin_sdpa();    // bench_sdpa.cpp
 

@@ -3,8 +3,6 @@
 // 1x1x1 problem with a warm cache (the 1 us budget of docs/dispatch.md).
 
 #include <chrono>
-#include <random>
-#include <sstream>
 
 #include "backplane/ops/matmul.h"
 #include "bench_driver.h"
@@ -14,31 +12,14 @@
 namespace bp::cli::bench {
 namespace {
 
-Tensor random_matrix(int64_t rows, int64_t cols, DType dtype, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(rows * cols));
-  for (float& x : v) x = dist(gen);
-  return Tensor::from_vector(v, {rows, cols}).to(dtype);
-}
-
 std::vector<int64_t> parse(const std::string& line) {
-  std::string s = line;
-  for (char& c : s)
-    if (c == 'x' || c == 'X' || c == ',') c = ' ';
-  std::istringstream in(s);
-  std::vector<int64_t> dims;
-  int64_t d;
-  while (in >> d) dims.push_back(d);
-  if (dims.size() != 3 || !in.eof() || dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
-    throw_bad_value("bench matmul shape", "'" + line + "'", "'m n k' or 'MxNxK' with positive integers");
-  return dims;
+  return parse_dims(line, 3, "bench matmul shape", "'m n k' or 'MxNxK'");
 }
 
 Prepared prepare(const std::vector<int64_t>& s, DType dtype) {
   const int64_t m = s[0], n = s[1], k = s[2];
-  auto a = std::make_shared<Tensor>(random_matrix(m, k, dtype, 1));
-  auto b = std::make_shared<Tensor>(random_matrix(k, n, dtype, 2));
+  auto a = std::make_shared<Tensor>(random_tensor({m, k}, dtype, 1));
+  auto b = std::make_shared<Tensor>(random_tensor({k, n}, dtype, 2));
   Prepared p;
   p.label = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   p.flops = 2.0 * double(m) * double(n) * double(k);
@@ -59,8 +40,8 @@ double select_ns(const ops::matmul::Params& params, int iterations) {
 
 nlohmann::json dispatch_overhead() {
   ops::matmul::Params p;
-  p.a = random_matrix(1, 1, DType::f32, 1);
-  p.b = random_matrix(1, 1, DType::f32, 2);
+  p.a = random_tensor({1, 1}, DType::f32, 1);
+  p.b = random_tensor({1, 1}, DType::f32, 2);
   p.out = Tensor::empty({1, 1}, DType::f32);
   p.m = p.n = p.k = 1;
   nlohmann::json out;

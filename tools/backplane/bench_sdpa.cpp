@@ -2,37 +2,14 @@
 // are contiguous random (B, H, L, D) / (B, H, S, D) tensors of the dtype, no
 // mask, no dropout (what every implementation accepts).
 
-#include <random>
-#include <sstream>
-
 #include "backplane/ops/sdpa.h"
 #include "bench_driver.h"
 
 namespace bp::cli::bench {
 namespace {
 
-Tensor random_tensor(const Shape& shape, DType dtype, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(gen);
-  return Tensor::from_vector(v, shape).to(dtype);
-}
-
 std::vector<int64_t> parse(const std::string& line) {
-  std::string s = line;
-  for (char& c : s)
-    if (c == 'x' || c == 'X' || c == ',') c = ' ';
-  std::istringstream in(s);
-  std::vector<int64_t> dims;
-  int64_t d;
-  while (in >> d) dims.push_back(d);
-  bool ok = dims.size() == 5 && in.eof();
-  for (int64_t x : dims) ok = ok && x >= 1;
-  if (!ok) throw_bad_value("bench sdpa shape", "'" + line + "'", "'B H L S D' or 'BxHxLxSxD' with positive integers");
-  return dims;
+  return parse_dims(line, 5, "bench sdpa shape", "'B H L S D' or 'BxHxLxSxD'");
 }
 
 Prepared prepare(const std::vector<int64_t>& s, DType dtype) {
