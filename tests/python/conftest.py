@@ -44,3 +44,17 @@ def restore_flags():
     for path, value in saved.items():
         if _C.flag_get(path) != value:
             _C.flag_set(path, value)
+
+
+@pytest.fixture
+def no_leaked_overrides():
+    """python_native overrides that other tests registered (and left enabled) do not run in this test.
+
+    Op tests use it (pytestmark); python_native's own tests must not, since
+    they check the enabled state of what they register."""
+    import contextlib
+    from backplane.backends import python_native
+    with contextlib.ExitStack() as stack:
+        for name in python_native.all_dsls:
+            stack.enter_context(getattr(python_native, name).disabled())
+        yield

@@ -14,15 +14,7 @@ from conftest import run_python
 A = np.ones((32, 32), np.float32)
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_overrides():
-    """python_native overrides that other tests registered (and left enabled) do not run here."""
-    import contextlib
-    from backplane.backends import python_native
-    with contextlib.ExitStack() as stack:
-        for name in python_native.all_dsls:
-            stack.enter_context(getattr(python_native, name).disabled())
-        yield
+pytestmark = pytest.mark.usefixtures("no_leaked_overrides")
 
 
 def test_list_implementations_records_in_order():

@@ -15,15 +15,7 @@ SHAPES = [(1, 1, 1), (7, 5, 3), (16, 16, 16), (17, 33, 15), (65, 31, 129), (1, 4
 RNG = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def _no_leaked_overrides():
-    """python_native overrides that other tests registered (and left enabled) do not run here."""
-    import contextlib
-    from backplane.backends import python_native
-    with contextlib.ExitStack() as stack:
-        for name in python_native.all_dsls:
-            stack.enter_context(getattr(python_native, name).disabled())
-        yield
+pytestmark = pytest.mark.usefixtures("no_leaked_overrides")
 
 
 def rand(shape, dtype=np.float32):
