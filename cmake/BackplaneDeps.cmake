@@ -129,6 +129,23 @@ else()
   bp_backend_result(CUDNN FALSE "needs CUDA")
 endif()
 
+# The cuDNN C++ frontend, header-only (cudnn:sdpa builds its graphs with it):
+# scripts/setup.sh unpacks the headers of the PyPI wheel nvidia-cudnn-frontend
+# into .venv/cudnn_frontend/include; BACKPLANE_CUDNN_FRONTEND_DIR points
+# elsewhere. Without it cudnn:sdpa is listed as not built.
+set(BACKPLANE_CUDNN_FRONTEND_DIR "" CACHE PATH "Folder holding cudnn_frontend.h")
+set(BP_HAVE_CUDNN_FRONTEND FALSE)
+if(BP_HAVE_CUDNN)
+  find_path(CUDNN_FRONTEND_INCLUDE_DIR cudnn_frontend.h
+            HINTS ${BACKPLANE_CUDNN_FRONTEND_DIR} ${PROJECT_SOURCE_DIR}/.venv/cudnn_frontend/include)
+  if(CUDNN_FRONTEND_INCLUDE_DIR)
+    set(BP_HAVE_CUDNN_FRONTEND TRUE)
+    message(STATUS "  cuDNN frontend headers: ${CUDNN_FRONTEND_INCLUDE_DIR} (cudnn:sdpa)")
+  else()
+    message(STATUS "  cuDNN frontend headers: not found (cudnn:sdpa not built; scripts/setup.sh fetches them)")
+  endif()
+endif()
+
 # NCCL and cuSPARSELt: beside the toolkit, or (cuSPARSELt) from the PyPI wheel
 # nvidia-cusparselt-cu13; found by header and library.
 macro(bp_cuda_side_library name header lib)

@@ -37,6 +37,31 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
   echo "$want" > "$stamp"
 fi
+# The cuDNN C++ frontend's headers (cudnn:sdpa): only the include/ folder of
+# the PyPI wheel, unpacked into .venv/cudnn_frontend (the wheel's Python
+# bindings and their dependencies are not needed). Skipped when present or
+# when the wheel cannot be fetched (cudnn:sdpa is then listed as not built).
+CUDNN_FE_VERSION=1.32.0
+fe_dir=.venv/cudnn_frontend
+if [ ! -f "$fe_dir/include/cudnn_frontend.h" ] || [ "$(cat "$fe_dir/version" 2>/dev/null)" != "$CUDNN_FE_VERSION" ]; then
+  echo "setup: fetching the cuDNN frontend headers $CUDNN_FE_VERSION"
+  tmp=$(mktemp -d)
+  if .venv/bin/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+       "nvidia-cudnn-frontend==$CUDNN_FE_VERSION" -d "$tmp" >/dev/null 2>&1; then
+    rm -rf "$fe_dir" && mkdir -p "$fe_dir"
+    .venv/bin/python - "$tmp" "$fe_dir" <<'PYEOF'
+import glob, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(glob.glob(src + "/*.whl")[0]) as z:
+    z.extractall(dst, [n for n in z.namelist() if n.startswith("include/")])
+PYEOF
+    echo "$CUDNN_FE_VERSION" > "$fe_dir/version"
+  else
+    echo "setup: could not fetch nvidia-cudnn-frontend (cudnn:sdpa will be listed as not built)"
+  fi
+  rm -rf "$tmp"
+fi
+
 # The development package lives in python/; make the venv see it.
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$PWD/python" > "$site/backplane-dev.pth"

@@ -252,6 +252,13 @@ struct OpConfig {
   std::optional<AutotuneFlags> autotune[2];
   // Op-level notes for explain (precision knobs that change nothing here, ...).
   std::function<std::vector<std::string>(const Problem&)> notes;
+  // Optional run-time order (sdpa on CUDA follows cuda.sdp_priority_order):
+  // the rank of an implementation for a problem; the list is stably sorted
+  // by it before the preferred library moves first. `rank_reads` are the
+  // flags it reads (they join the autotune key); `notes` should say how the
+  // order came about.
+  std::function<int(const Implementation&, const Problem&)> rank;
+  std::vector<flags::Id> rank_reads;
 };
 
 enum class Position { end, before_reference };

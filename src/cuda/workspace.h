@@ -1,14 +1,15 @@
 #pragma once
-// GEMM workspaces on the device: one buffer per (device, thread), grown to
-// the size the knobs ask for and counted by memory_stats (allocated through
+// Library workspaces on the device: one buffer per (device, thread, user),
+// grown to the size asked for and counted by memory_stats (allocated through
 // bp::allocate_storage). With the unified workspace (the default, spec 4.6)
-// cuBLAS and cuBLASLt share the buffer; otherwise each has its own.
+// cuBLAS and cuBLASLt share the buffer; otherwise each has its own. cuDNN
+// (cudnn:sdpa's graphs) always has its own.
 
 #include <cstddef>
 
 namespace bp::cuda_impl {
 
-enum class WorkspaceUser { cublas, cublaslt };
+enum class WorkspaceUser { cublas, cublaslt, cudnn };
 
 struct Workspace {
   void* data;

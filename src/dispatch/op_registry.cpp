@@ -30,6 +30,7 @@ std::vector<flags::Id> collect_key_flags(const OpConfig& config, const std::vect
     if (config.preferred_library[d]) add(*config.preferred_library[d]);
     if (config.autotune[d]) add(config.autotune[d]->limit);
   }
+  for (flags::Id id : config.rank_reads) add(id);
   add(flags::Id::generic_deterministic_algorithms);  // read by select() itself
   add(flags::Id::generic_deterministic_algorithms_warn_only);
   for (const Implementation* impl : impls)

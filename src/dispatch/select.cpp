@@ -66,21 +66,35 @@ Choice decide(const Op& op, const Problem& p, const void* params, Decision* tabl
   const bool collect = table != nullptr;
   const auto impls = op.implementations();
 
-  // 1. Order: the op's list, the preferred library's entries moved first.
+  // 1. Order: the op's list (sorted by the op's rank when it has one), the
+  // preferred library's entries moved first.
+  const Implementation* ranked[64];
+  int nr = 0;
+  for (const Implementation* i : impls) ranked[nr++] = i;
+  if (const auto& rank = op.config().rank) {
+    int ranks[64];
+    for (int i = 0; i < nr; ++i) ranks[i] = rank(*ranked[i], p);
+    // Insertion sort: stable, and lists are short.
+    for (int i = 1; i < nr; ++i)
+      for (int j = i; j > 0 && ranks[j - 1] > ranks[j]; --j) {
+        std::swap(ranks[j - 1], ranks[j]);
+        std::swap(ranked[j - 1], ranked[j]);
+      }
+  }
   const char* preferred = preferred_library(op, p);
   const Implementation* order[64];
   int n = 0;
   bool preferred_present = false, preferred_built = false;
   if (preferred) {
-    for (const Implementation* i : impls)
-      if (i->library() == preferred) {
-        order[n++] = i;
+    for (int idx = 0; idx < nr; ++idx)
+      if (ranked[idx]->library() == preferred) {
+        order[n++] = ranked[idx];
         preferred_present = true;
-        preferred_built = preferred_built || i->availability().built;
+        preferred_built = preferred_built || ranked[idx]->availability().built;
       }
   }
-  for (const Implementation* i : impls)
-    if (!preferred || i->library() != preferred) order[n++] = i;
+  for (int idx = 0; idx < nr; ++idx)
+    if (!preferred || ranked[idx]->library() != preferred) order[n++] = ranked[idx];
   if (collect && preferred) {
     const std::string flag = flags::row(*op.config().preferred_library[static_cast<int>(p.device.type)]).path();
     if (!preferred_present)

@@ -4,6 +4,7 @@ of spec/torch_backends.md, including the deliberate differences."""
 import threading
 import warnings
 
+import numpy as np
 import pytest
 
 import backplane
@@ -349,9 +350,29 @@ def test_can_use_attention_answers_truthfully_without_implementations():
         assert B.cuda.can_use_flash_attention(p) is False  # no warning without debug
     with pytest.warns(UserWarning, match="built without a CUDA flash"):
         assert not B.cuda.can_use_flash_attention(p, True)
-    assert not B.cuda.can_use_efficient_attention(p) and not B.cuda.can_use_cudnn_attention(p)
+    assert not B.cuda.can_use_efficient_attention(p)
     with pytest.raises(TypeError):
         B.cuda.can_use_flash_attention("not params")
+    with pytest.raises(TypeError):
+        B.cuda.can_use_cudnn_attention("not params")
+
+
+def test_can_use_cudnn_attention_runs_the_cudnn_sdpa_row_for_cpu_tensors():
+    q = np.zeros((1, 2, 8, 16), np.float16)
+    p = SDPAParams(q, q, q, None, 0.0, False, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert B.cuda.can_use_cudnn_attention(p) is False  # no warning without debug
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert B.cuda.can_use_cudnn_attention(p, True) is False
+    texts = [str(w.message) for w in caught]
+    assert texts and all(t.startswith("cuDNN attention (cudnn:sdpa) not used because") for t in texts)
+    # Why depends on the build and machine: not built or not available (no GPU here), else the device check.
+    if backplane.cuda.is_available():
+        assert any("device: expected cuda tensors, got cpu" in t for t in texts), texts
+    else:
+        assert any(w in t for t in texts for w in ("not available", "not built", "not in this build")), texts
 
 
 # ---------------------------------------------------------------- the other modules

@@ -107,7 +107,10 @@ def test_explain_chooses_efficient_when_flash_refuses():
     table = backends.explain("sdpa", q, k, k, RNG.random((2, 8, 6)) < 0.5)  # 3-D mask
     assert table.chosen == "efficient:cpu"
     assert any(r.startswith("mask_shape:") for r in table.row("flash:cpu").reasons)
-    assert [r.implementation for r in table] == ["flash:cpu", "efficient:cpu", "math:any"]
+    # The CPU rows in order (backplane_cuda's rows, when it loads, are not available or rejected here).
+    cpu_rows = [r.implementation for r in table
+                if not r.implementation.startswith("cudnn:") and not r.implementation.endswith(":cuda")]
+    assert cpu_rows == ["flash:cpu", "efficient:cpu", "math:any"]
     assert backends.explain("sdpa", q, k, k).chosen == "flash:cpu"  # flash first when it accepts
 
 

@@ -299,7 +299,7 @@ def _is_cpu_tensor(x):
     return dlpack_device is not None and dlpack_device()[0] == 1  # kDLCPU
 
 
-def _cpu_row_reasons(params, implementation):
+def _row_reasons(params, implementation):
     """The ``implementation`` row of the sdpa decision for ``params``: (accepted, reasons)."""
     from .._tensor import Tensor, asarray
 
@@ -320,7 +320,7 @@ def _cpu_row_reasons(params, implementation):
 
 def _flash_cpu_reasons(params):
     """The flash:cpu row of the sdpa decision for ``params``: (accepted, reasons)."""
-    return _cpu_row_reasons(params, "flash:cpu")
+    return _row_reasons(params, "flash:cpu")
 
 
 def can_use_flash_attention(params, debug=False):
@@ -352,7 +352,7 @@ def can_use_efficient_attention(params, debug=False):
         raise TypeError(f"can_use_efficient_attention expects an SDPAParams, but got {type(params).__name__}")
     if not _is_cpu_tensor(params.query):
         return _cannot_use(params, debug, "efficient")
-    ok, reasons = _cpu_row_reasons(params, "efficient:cpu")
+    ok, reasons = _row_reasons(params, "efficient:cpu")
     if debug:
         for reason in reasons:
             warnings.warn(f"Memory efficient attention (efficient:cpu) not used because {reason}", UserWarning,
@@ -361,8 +361,19 @@ def can_use_efficient_attention(params, debug=False):
 
 
 def can_use_cudnn_attention(params, debug=False):
-    """Whether the cuDNN attention implementation accepts ``params``."""
-    return _cannot_use(params, debug, "cudnn")
+    """Whether cuDNN attention (cudnn:sdpa) accepts ``params`` (reasons warned with debug).
+
+    Runs exactly the checks the dispatcher runs for cudnn:sdpa (PyTorch's can_use_cudnn_attention
+    list, then whether cuDNN builds a graph for the problem). False for CPU tensors (the "device"
+    check), and on a build or machine without cuDNN attention (the reason says which).
+    """
+    if not isinstance(params, SDPAParams):
+        raise TypeError(f"can_use_cudnn_attention expects an SDPAParams, but got {type(params).__name__}")
+    ok, reasons = _row_reasons(params, "cudnn:sdpa")
+    if debug:
+        for reason in reasons:
+            warnings.warn(f"cuDNN attention (cudnn:sdpa) not used because {reason}", UserWarning, stacklevel=2)
+    return ok
 
 
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):

@@ -6,14 +6,20 @@
 // without the math path's L x S scores. The CPU ignores
 // cuda.sdp_priority_order and the cuDNN flag, as PyTorch's CPU chooser does.
 // math:any is the reference: it accepts every valid problem, so it stays
-// last.
+// last. backplane_cuda adds cudnn:sdpa and math:cuda when it loads; CUDA
+// problems take the list in cuda.sdp_priority_order (priority.h).
 
 #include "ops/sdpa/impl_list.h"
+
+#include "ops/sdpa/priority.h"
 
 namespace bp::ops::sdpa {
 namespace {
 
-std::vector<std::string> explain_notes(const dispatch::Problem&) {
+std::vector<std::string> explain_notes(const dispatch::Problem& p) {
+  if (p.device.is_cuda())
+    return {"CUDA order follows cuda.sdp_priority_order: " + priority_text() +
+            " (cuDNN moves first on the first CUDA call where PyTorch prefers it, unless the order was set)"};
   return {"CPU order is fixed (flash:cpu, efficient:cpu, math:any): cuda.sdp_priority_order and the cuDNN flag "
           "do not apply to CPU tensors; cuda.mem_efficient_sdp_enabled governs efficient:cpu (a Backplane addition)"};
 }
@@ -22,6 +28,8 @@ dispatch::Op& build() {
   dispatch::OpConfig config;
   config.name = "sdpa";
   config.notes = explain_notes;
+  config.rank = priority_rank;
+  config.rank_reads = {flags::Id::cuda_sdp_priority_order};
   dispatch::Op& op = dispatch::define_op(config);
   op.add(make_flash_cpu());
   op.add(make_efficient_cpu());

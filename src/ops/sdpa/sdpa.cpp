@@ -14,6 +14,7 @@
 #include "core/threads.h"
 #include "ops/sdpa/impl_list.h"
 #include "ops/sdpa/params.h"
+#include "ops/sdpa/priority.h"
 
 namespace bp {
 namespace {
@@ -93,6 +94,8 @@ void check_input(const char* name, const Tensor& t) {
 // at the mask's own size (Note [SDPA params]).
 Tensor additive_mask(const Tensor& m, DType cd) {
   if (m.dtype() != DType::boolean) return m.to(cd);
+  // A device mask is converted on the host, once per call, and sent back.
+  if (!m.device().is_cpu()) return additive_mask(m.to(Device::cpu()), cd).to(m.device());
   const Tensor src = m.contiguous();
   Tensor out = Tensor::empty(m.shape(), cd);
   const bool* keep = src.data_ptr<bool>();
@@ -218,10 +221,17 @@ Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& att
             bool is_causal, std::optional<double> scale, bool enable_gqa) {
   Shape result;
   Params p = make_params(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, result);
-  if (p.device.is_cpu() && !backends::cuda::flash_sdp_enabled() && !backends::cuda::math_sdp_enabled())
+  // PyTorch's "no viable backend" rule (spec §4.10.8): on the CPU flash and
+  // math both off; on CUDA every one of math, flash, mem-efficient, cuDNN off.
+  namespace cu = backends::cuda;
+  const bool none_enabled = p.device.is_cpu() ? !cu::flash_sdp_enabled() && !cu::math_sdp_enabled()
+                                              : !cu::flash_sdp_enabled() && !cu::math_sdp_enabled() &&
+                                                    !cu::mem_efficient_sdp_enabled() && !cu::cudnn_sdp_enabled();
+  if (none_enabled)
     throw_runtime(kOp,
                   "No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
                   "both the math kernel and the fused kernels.");
+  ops::sdpa::prefer_cudnn_once(p);
   if (p.out.numel() > 0) {
     threads::apply_num_threads_to_this_thread();
     dispatch::execute(ops::sdpa::sdpa_op(), ops::sdpa::problem_of(p), &p);
@@ -233,6 +243,7 @@ dispatch::Decision explain_sdpa(const Tensor& q, const Tensor& k, const Tensor& 
                                 double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa) {
   Shape result;
   const Params p = make_params(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, result);
+  ops::sdpa::prefer_cudnn_once(p);
   return dispatch::explain(ops::sdpa::sdpa_op(), ops::sdpa::problem_of(p), &p);
 }
 

@@ -1,13 +1,5 @@
-// math:any: the reference composition, as PyTorch's
-// _scaled_dot_product_attention_math: scores = q·kᵀ (the matmul op),
-// scale, mask, causal limit, a softmax that gives 0 for rows whose every key
-// is masked out, dropout, then ·v (the matmul op). It accepts every valid
-// problem, so it is the last entry of the list.
-//
-// Precision: f16/bf16 inputs are widened to fp32 for the whole computation
-// unless cuda.fp16_bf16_reduction_math_sdp_allowed is set; then the scores
-// and the attention weights are rounded to the input dtype between steps
-// (the GEMMs still accumulate in fp32), as PyTorch's math path does.
+// math:any: the math composition (math_composition.h) on the CPU. It
+// accepts every valid problem, so it is the last entry of the list.
 
 #include <cmath>
 #include <limits>
@@ -17,6 +9,7 @@
 #include "backplane/runtime.h"
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/impl_list.h"
+#include "ops/sdpa/math_composition.h"
 
 namespace bp::ops::sdpa {
 namespace {
@@ -62,20 +55,15 @@ void softmax_rows(const Params& p, Acc* scores) {
 }
 
 void run_math(const Params& p) {
-  const bool low = p.dtype == DType::f16 || p.dtype == DType::bf16;
-  const DType work = low && !backends::cuda::fp16_bf16_reduction_math_sdp_allowed() ? DType::f32 : p.dtype;
-  const DType acc = compute_dtype(p.dtype);
-  const Tensor q = p.q.to(work), k = p.k.to(work), v = p.v.to(work);
-  // matmul returns a fresh contiguous tensor, and to() a fresh one when the
-  // dtype changes, so the softmax may write in place.
-  Tensor scores = bp::matmul(q, k.T()).to(acc);
-  if (acc == DType::f64)
-    softmax_rows<double>(p, scores.data_ptr<double>());
-  else
-    softmax_rows<float>(p, scores.data_ptr<float>());
-  const Tensor o = bp::matmul(scores.to(work), v);
-  Tensor out = p.out;
-  out.copy_from(o);
+  MathSteps steps;
+  steps.softmax = [](const Params& q, Tensor& scores) {
+    if (scores.dtype() == DType::f64)
+      softmax_rows<double>(q, scores.data_ptr<double>());
+    else
+      softmax_rows<float>(q, scores.data_ptr<float>());
+  };
+  steps.cast_into = [](Tensor& dst, const Tensor& src) { dst.copy_from(src); };
+  run_math_composition(p, steps);
 }
 
 }  // namespace
@@ -91,6 +79,31 @@ std::unique_ptr<dispatch::Implementation> make_math() {
   props.workspace = "the L x S scores of every batch entry";
   return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math,
                                                   std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed});
+}
+
+}  // namespace bp::ops::sdpa
+
+namespace bp::ops::sdpa {
+
+void run_math_composition(const Params& p, const MathSteps& steps) {
+  const bool low = p.dtype == DType::f16 || p.dtype == DType::bf16;
+  const DType work = low && !backends::cuda::fp16_bf16_reduction_math_sdp_allowed() ? DType::f32 : p.dtype;
+  const DType acc = compute_dtype(p.dtype);
+  // t in dtype: t itself when it has it, else a fresh contiguous copy.
+  auto cast = [&](const Tensor& t, DType dtype) {
+    if (t.dtype() == dtype) return t;
+    Tensor out = Tensor::empty(t.shape(), dtype, t.device());
+    steps.cast_into(out, t);
+    return out;
+  };
+  const Tensor q = cast(p.q, work), k = cast(p.k, work), v = cast(p.v, work);
+  // matmul returns a fresh contiguous tensor, and cast a fresh one when the
+  // dtype changes, so the softmax may write in place.
+  Tensor scores = cast(bp::matmul(q, k.T()), acc);
+  steps.softmax(p, scores);
+  const Tensor o = bp::matmul(cast(scores, work), v);
+  Tensor out = p.out;
+  steps.cast_into(out, o);
 }
 
 }  // namespace bp::ops::sdpa

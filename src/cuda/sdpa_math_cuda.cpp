@@ -1,0 +1,112 @@
+// math:cuda: the math composition of SDPA (ops/sdpa/math_composition.h) on
+// CUDA tensors, added to the sdpa op when backplane_cuda loads. Its GEMMs go
+// through the matmul op (cublas:gemm or cublaslt:gemm, governed by the
+// cuda.matmul knobs, as PyTorch's math path is); the softmax and the dtype
+// casts are kernels of sdpa_math_kernels.cu. It accepts every valid CUDA
+// problem, so it is the CUDA counterpart of math:any.
+
+#include <stdexcept>
+#include <string>
+
+#include "backplane/dispatch.h"
+#include "backplane/error.h"
+#include "backplane/flags.h"
+#include "backplane/runtime.h"
+#include "ops/sdpa/checks.h"
+#include "ops/sdpa/checks_cuda.h"
+#include "ops/sdpa/impl_list.h"
+#include "ops/sdpa/math_composition.h"
+#include "sdpa_math_kernels.h"
+
+namespace bp::cuda_impl {
+namespace {
+
+using dispatch::Reasons;
+using ops::sdpa::Params;
+constexpr const char* kName = "math:cuda";
+
+FloatType float_type(DType d) {
+  switch (d) {
+    case DType::f64: return FloatType::f64;
+    case DType::f16: return FloatType::f16;
+    case DType::bf16: return FloatType::bf16;
+    default: return FloatType::f32;
+  }
+}
+
+StridedView view_of(const Tensor& t) {
+  StridedView v{};
+  v.data = const_cast<void*>(t.data());
+  v.type = float_type(t.dtype());
+  v.ndim = static_cast<int>(t.ndim());
+  for (int d = 0; d < v.ndim; ++d) v.sizes[d] = t.size(d), v.strides[d] = t.stride(d);
+  return v;
+}
+
+// The kernels' fixed-size dim arrays bound the views: [ext..., rows, cols].
+bool view_dims(const Params& p, Reasons& r) {
+  const auto ext = static_cast<int>(p.ext_shape.size());
+  return ext + 2 <= kMaxViewDims ||
+         r.fail("at most " + std::to_string(kMaxViewDims - 2) + " batch dims", std::to_string(ext));
+}
+
+void cast_into(Tensor& dst, const Tensor& src) {
+  try {
+    cast_strided(dst.device().index, view_of(dst), view_of(src));
+  } catch (const std::runtime_error& e) {
+    throw_runtime(kName, std::string(kName) + ": " + e.what());
+  }
+}
+
+void softmax(const Params& p, Tensor& scores) {
+  SoftmaxArgs a{};
+  a.scores = scores.data();
+  a.f64 = scores.dtype() == DType::f64;
+  a.rows = p.batch * p.L, a.L = p.L, a.S = p.S;
+  a.scale = p.scale;
+  a.causal = p.is_causal;
+  if (p.mask.defined()) {
+    a.mask = p.mask.data();
+    a.mask_rs = p.mask.stride(-2), a.mask_cs = p.mask.stride(-1);
+    a.ext_ndim = static_cast<int>(p.ext_shape.size());
+    for (int d = 0; d < a.ext_ndim; ++d) a.ext_sizes[d] = p.ext_shape[d], a.mask_ext_strides[d] = p.mask.stride(d);
+  }
+  a.dropout_p = p.dropout_p;
+  if (p.dropout_p > 0) {
+    const PhiloxStream stream = default_generator().reserve(static_cast<uint64_t>(p.batch * p.L * p.S));
+    a.seed = stream.seed, a.first_block = stream.first_block;
+  }
+  try {
+    softmax_rows(p.device.index, a);
+  } catch (const std::runtime_error& e) {
+    throw_runtime(kName, std::string(kName) + ": " + e.what());
+  }
+}
+
+void run(const Params& p) {
+  ops::sdpa::MathSteps steps;
+  steps.softmax = softmax;
+  steps.cast_into = cast_into;
+  ops::sdpa::run_math_composition(p, steps);
+}
+
+const bool registered = [] {
+  using C = dispatch::Check<Params>;
+  std::vector<C> list;  // pushed one by one: GCC 12 trips over braced lists of Checks
+  list.push_back(C{"device", ops::sdpa::cuda_checks::cuda_device});
+  list.push_back(C{"enabled", ops::sdpa::checks::math_enabled, {flags::Id::cuda_math_sdp_enabled}});
+  list.push_back(C{"dims", view_dims});
+  dispatch::Properties props;
+  props.device = DeviceType::cuda;
+  props.deterministic = true;
+  props.reduced = dispatch::kTf32;  // its fp32 GEMMs follow cuda.matmul.fp32_precision
+  props.workspace = "the L x S scores of every batch entry";
+  ops::sdpa::sdpa_op().add(
+      std::make_unique<dispatch::Impl<Params>>(kName, "cuda", props, std::move(list), run,
+                                               std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed}),
+      dispatch::Position::before_reference);
+  return true;
+}();
+
+}  // namespace
+}  // namespace bp::cuda_impl
