@@ -112,9 +112,20 @@ bp_cuda_library(CUFFT CUDA::cufft)
 bp_cuda_library(CUSOLVER CUDA::cusolver)
 
 # cuDNN ships beside the toolkit (or in a Python wheel), not as a CUDA:: target.
+# The wheel (nvidia-cudnn-cu12/-cu13, e.g. the one PyTorch brings) is a
+# fallback after the toolkit; it ships libcudnn.so.9 without the unversioned name.
 if(BP_HAVE_CUDA AND NOT BP_MODE_CUDNN STREQUAL "OFF")
-  find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-  find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+  set(_bp_cudnn_wheel "")
+  if(Python_EXECUTABLE)
+    execute_process(COMMAND ${Python_EXECUTABLE} -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+                    OUTPUT_VARIABLE _bp_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(_bp_site)
+      set(_bp_cudnn_wheel ${_bp_site}/nvidia/cudnn ${_bp_site}/nvidia/cu13 ${_bp_site}/nvidia/cu12)
+    endif()
+  endif()
+  find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ${_bp_cudnn_wheel} PATH_SUFFIXES include)
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${CUDAToolkit_LIBRARY_DIR} ${_bp_cudnn_wheel}
+               PATH_SUFFIXES lib lib64)
 endif()
 if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
   bp_backend_result(CUDNN TRUE "${CUDNN_LIBRARY}")

@@ -142,7 +142,7 @@ __global__ void softmax_kernel(SoftmaxArgs a) {
     if (a.dropout_p > 0) {
       const uint32_t u = philox_u32(a.seed, a.first_block, uint64_t(row * a.S + j));
       const float uniform = float(u >> 8) * (1.0f / 16777216.0f);
-      x = uniform < float(a.dropout_p) ? Acc(0) : x * keep_scale;
+      x = double(uniform) < a.dropout_p ? Acc(0) : x * keep_scale;  // compared as the CPU path compares
     }
     s[j] = x;
   }
