@@ -54,7 +54,7 @@ def check(got, want, tol):
 def cases():
     """A seeded pairwise sample of head sizes, lengths, GQA ratios and mask kinds."""
     rng = np.random.default_rng(3)
-    heads, lens, ratios = [1, 8, 63, 64, 128], [1, 17, 63, 64, 65, 1000], [1, 2, 4]
+    heads, lens, ratios = [1, 8, 63, 64, 128, 200, 256], [1, 17, 63, 64, 65, 1000], [1, 2, 4]
     masks = ["none", "bool", "float", "broadcast", "causal"]
     out = []
     for i, (e, l) in enumerate((e, l) for e in heads for l in lens):
