@@ -30,7 +30,7 @@ nlohmann::json decision_json(const dispatch::Decision& d) {
 void add_explain_command(CLI::App& app) {
   struct Options {
     int64_t m = 64, n = 64, k = 64, batch = 0;
-    std::string dtype = "f32";
+    std::string dtype = "f32", device = "cpu";
     bool transpose_a = false, transpose_b = false, json = false;
   };
   auto o = std::make_shared<Options>();
@@ -42,15 +42,17 @@ void add_explain_command(CLI::App& app) {
   mm->add_option("--k", o->k, "inner dimension")->check(CLI::NonNegativeNumber);
   mm->add_option("--batch", o->batch, "batch size (0: plain 2-D)")->check(CLI::NonNegativeNumber);
   mm->add_option("--dtype", o->dtype, "f32, f64, f16 or bf16");
+  mm->add_option("--device", o->device, "cpu or cuda[:N] (where the operands live)");
   mm->add_flag("--transpose-a", o->transpose_a, "pass a as a transposed view");
   mm->add_flag("--transpose-b", o->transpose_b, "pass b as a transposed view");
   mm->add_flag("--json", o->json, "print JSON");
   mm->callback([o] {
     const DType dtype = parse_dtype(o->dtype);
+    const Device device = parse_device(o->device);
     auto make = [&](int64_t rows, int64_t cols, bool transposed) {
       Shape shape = transposed ? Shape{cols, rows} : Shape{rows, cols};
       if (o->batch > 0) shape.insert(shape.begin(), o->batch);
-      const Tensor t = Tensor::zeros(shape, dtype);
+      const Tensor t = Tensor::zeros(shape, dtype).to(device);
       return transposed ? t.T() : t;
     };
     const dispatch::Decision d = explain_matmul(make(o->m, o->k, o->transpose_a), make(o->k, o->n, o->transpose_b));

@@ -1,6 +1,6 @@
 // `backplane explain sdpa --batch B --heads H [--kv-heads HKV] --l L --s S
 // --e E [--ev EV] [--dtype f32] [--mask none|bool|float] [--causal]
-// [--dropout P] [--gqa]`: the sdpa decision table for one call, with the
+// [--dropout P] [--gqa] [--device cuda]`: the sdpa decision table for one call, with the
 // process's flags as they are.
 
 #include <fmt/core.h>
@@ -15,7 +15,7 @@ namespace bp::cli {
 void add_explain_sdpa(CLI::App& explain) {
   struct Options {
     int64_t batch = 1, heads = 8, kv_heads = 0, l = 1024, s = 1024, e = 64, ev = 0;
-    std::string dtype = "f32", mask = "none";
+    std::string dtype = "f32", mask = "none", device = "cpu";
     double dropout = 0.0;
     bool causal = false, gqa = false;
   };
@@ -34,14 +34,17 @@ void add_explain_sdpa(CLI::App& explain) {
   cmd->add_option("--dropout", o->dropout, "dropout_p");
   cmd->add_flag("--causal", o->causal, "is_causal=True");
   cmd->add_flag("--gqa", o->gqa, "enable_gqa=True");
+  cmd->add_option("--device", o->device, "cpu or cuda[:N] (where the tensors live)");
   cmd->callback([o] {
     const DType dtype = parse_dtype(o->dtype);
+    const Device device = parse_device(o->device);
     const int64_t hkv = o->kv_heads ? o->kv_heads : o->heads, ev = o->ev ? o->ev : o->e;
-    const Tensor q = Tensor::zeros({o->batch, o->heads, o->l, o->e}, dtype);
-    const Tensor k = Tensor::zeros({o->batch, hkv, o->s, o->e}, dtype);
-    const Tensor v = Tensor::zeros({o->batch, hkv, o->s, ev}, dtype);
+    const Tensor q = Tensor::zeros({o->batch, o->heads, o->l, o->e}, dtype).to(device);
+    const Tensor k = Tensor::zeros({o->batch, hkv, o->s, o->e}, dtype).to(device);
+    const Tensor v = Tensor::zeros({o->batch, hkv, o->s, ev}, dtype).to(device);
     Tensor mask;
-    if (o->mask != "none") mask = Tensor::zeros({o->l, o->s}, o->mask == "bool" ? DType::boolean : dtype);
+    if (o->mask != "none")
+      mask = Tensor::zeros({o->l, o->s}, o->mask == "bool" ? DType::boolean : dtype).to(device);
     const dispatch::Decision d = explain_sdpa(q, k, v, mask, o->dropout, o->causal, std::nullopt, o->gqa);
     fmt::print("{}", d.text());
     if (d.chosen == nullptr) fmt::print("  => no implementation accepts this problem\n");

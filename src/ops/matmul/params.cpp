@@ -98,7 +98,7 @@ dispatch::Problem problem_of(const Params& p) {
   prob.dims[3] = p.k;
   prob.dim_names = kDimNames;
   prob.layout = operand_layout(p.a, kATransposed, kAStrided) | operand_layout(p.b, kBTransposed, kBStrided) |
-                (p.has_bias() ? kBias : 0);
+                (p.has_bias() ? static_cast<uint32_t>(kBias) : 0u);
   prob.flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) * static_cast<double>(p.n) *
                static_cast<double>(p.k);
   return prob;
