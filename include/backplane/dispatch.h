@@ -20,7 +20,8 @@
 // Note [Autotune key]
 // A problem key holds the op, device, thread count, dtype, layout class, the
 // shape signature, the implementations(...) restriction, and the *values* of every
-// flag that the op's checks and runs read (declared with each check), never
+// flag that the checks and runs of the implementations for the problem's
+// device type read (declared with each check), never
 // flags::epoch(). Saved files also carry the versions of the libraries behind
 // the op, and an entry whose versions differ from this process's is dropped at
 // load. So a saved cache is valid in any process whose flags and libraries
@@ -35,7 +36,8 @@
 // from a static initialiser, call the op's accessor (for matmul,
 // bp::ops::detail::matmul_op() in src/ops/matmul/impl_list.h) and add()
 // with Position::before_reference. Adding clears the op's cached autotune
-// winners, whose candidate set changed.
+// winners for the new implementation's device type, whose candidate set
+// changed.
 
 #include <atomic>
 #include <cstdint>
@@ -278,9 +280,10 @@ class Op {
   // By full name; nullptr when none.
   const Implementation* find(std::string_view name) const;
 
-  // The flags any implementation reads, deduplicated, in first-use order,
-  // plus the op's preference and autotune-limit flags.
-  std::span<const flags::Id> key_flags() const;
+  // The flags that key autotune entries for problems on `device`: those the
+  // device's implementations read, deduplicated, in first-use order, plus
+  // the op's preference, autotune-limit and rank flags.
+  std::span<const flags::Id> key_flags(DeviceType device) const;
   // "openblas=0.3.21 onednn=2.6.3" for the implementations of a device type.
   const std::string& library_versions(DeviceType device) const;
 

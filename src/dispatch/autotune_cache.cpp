@@ -68,7 +68,7 @@ std::string join_dims(const Key& k) {
 
 std::string flags_text(const Op& op, const Key& k) {
   std::string out;
-  auto ids = op.key_flags();
+  auto ids = op.key_flags(k.device.type);
   for (int i = 0; i < k.nflags; ++i)
     out += (i ? ";" : "") + flags::row(ids[i]).path() + "=" + flags::format(ids[i], k.flag_values[i]);
   return out;
@@ -120,7 +120,7 @@ bool parse_line(const std::string& line, const Op& op, Key& key, const Implement
   for (int i = 0; i < key.ndims; ++i) key.dims[i] = std::stoll(dims[i]);
   if (f[7] != op.library_versions(key.device.type)) return false;
   // Flags: exactly the op's key flags, in its order.
-  const auto ids = op.key_flags();
+  const auto ids = op.key_flags(key.device.type);
   const auto pairs = split(f[6], ';');
   if (pairs.size() != ids.size()) return false;
   key.nflags = static_cast<int>(ids.size());
@@ -223,7 +223,7 @@ Key make_key(const Op& op, const Problem& p, uint64_t allowed) {
   k.ndims = p.ndims;
   for (int i = 0; i < p.ndims; ++i) k.dims[i] = p.dims[i];
   k.allowed = allowed;
-  const auto ids = op.key_flags();
+  const auto ids = op.key_flags(p.device.type);
   k.nflags = static_cast<int>(ids.size());
   for (int i = 0; i < k.nflags; ++i) k.flag_values[i] = flags::get_raw(ids[i]);
   return k;
@@ -249,11 +249,11 @@ void cache_store(const Key& key, const Implementation& winner, double time_ms) {
   insert(c, key, winner, std::move(line));
 }
 
-void forget_op(const Op& op) {
+void forget_op(const Op& op, DeviceType device) {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   for (auto it = c.lru.begin(); it != c.lru.end();) {
-    if (it->key.op == &op) {
+    if (it->key.op == &op && it->key.device.type == device) {
       c.index.erase(it->key);
       it = c.lru.erase(it);
     } else {

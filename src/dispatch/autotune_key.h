@@ -43,7 +43,7 @@ Key make_key(const Op& op, const Problem& problem, uint64_t allowed);
 // a file for this op (they wait until their op is defined).
 const Implementation* cache_lookup(const Key& key);
 void cache_store(const Key& key, const Implementation& winner, double time_ms);
-// Drops every entry of `op` (its list changed).
-void forget_op(const Op& op);
+// Drops every entry of `op` for problems on `device` (its list changed).
+void forget_op(const Op& op, DeviceType device);
 
 }  // namespace bp::dispatch::detail

@@ -14,27 +14,33 @@ namespace bp::dispatch {
 
 struct Op::List {
   std::vector<const Implementation*> impls;
-  std::vector<flags::Id> key_flags;
+  std::vector<flags::Id> key_flags[2];  // per device type (index: DeviceType)
   mutable std::once_flag versions_once;
   mutable std::string versions[2];
 };
 
 namespace {
 
-std::vector<flags::Id> collect_key_flags(const OpConfig& config, const std::vector<const Implementation*>& impls) {
+// The key flags of one device type: the op's own (preference, autotune
+// limit, rank), the deterministic pair select() reads, and the flags of the
+// implementations for that device, so a CUDA knob never invalidates a CPU
+// autotune entry (and registering CUDA implementations leaves CPU keys as
+// they were).
+std::vector<flags::Id> collect_key_flags(const OpConfig& config, const std::vector<const Implementation*>& impls,
+                                         DeviceType device) {
   std::vector<flags::Id> ids;
   auto add = [&](flags::Id id) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   };
-  for (int d = 0; d < 2; ++d) {
-    if (config.preferred_library[d]) add(*config.preferred_library[d]);
-    if (config.autotune[d]) add(config.autotune[d]->limit);
-  }
+  const int d = static_cast<int>(device);
+  if (config.preferred_library[d]) add(*config.preferred_library[d]);
+  if (config.autotune[d]) add(config.autotune[d]->limit);
   for (flags::Id id : config.rank_reads) add(id);
   add(flags::Id::generic_deterministic_algorithms);  // read by select() itself
   add(flags::Id::generic_deterministic_algorithms_warn_only);
   for (const Implementation* impl : impls)
-    for (flags::Id id : impl->flags_read()) add(id);
+    if (impl->properties().device == device)
+      for (flags::Id id : impl->flags_read()) add(id);
   if (ids.size() > static_cast<std::size_t>(detail::kMaxKeyFlags))
     throw_runtime(config.name, "op " + config.name + " reads " + std::to_string(ids.size()) +
                                    " flags; the autotune key holds at most " + std::to_string(detail::kMaxKeyFlags));
@@ -68,9 +74,10 @@ Implementation& Op::add(std::unique_ptr<Implementation> impl, Position where) {
   auto pos = next->impls.end();
   if (where == Position::before_reference && !next->impls.empty()) pos = std::prev(pos);
   next->impls.insert(pos, raw);
-  next->key_flags = collect_key_flags(config_, next->impls);
+  for (DeviceType d : {DeviceType::cpu, DeviceType::cuda})
+    next->key_flags[static_cast<int>(d)] = collect_key_flags(config_, next->impls, d);
   list_.store(next, std::memory_order_release);  // `old` stays valid for readers (never freed)
-  detail::forget_op(*this);
+  detail::forget_op(*this, raw->properties().device);
   return *raw;
 }
 
@@ -85,9 +92,10 @@ const Implementation* Op::find(std::string_view name) const {
   return nullptr;
 }
 
-std::span<const flags::Id> Op::key_flags() const {
+std::span<const flags::Id> Op::key_flags(DeviceType device) const {
   const List* l = list_.load(std::memory_order_acquire);
-  return {l->key_flags.data(), l->key_flags.size()};
+  const auto& ids = l->key_flags[static_cast<int>(device)];
+  return {ids.data(), ids.size()};
 }
 
 const std::string& Op::library_versions(DeviceType device) const {

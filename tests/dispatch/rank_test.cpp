@@ -72,8 +72,48 @@ TEST(Rank, PreferredLibraryStillMovesFirst) {
 }
 
 TEST(Rank, ItsFlagsJoinTheAutotuneKey) {
-  const auto keys = ranked_op().key_flags();
+  const auto keys = ranked_op().key_flags(DeviceType::cpu);
   EXPECT_NE(std::find(keys.begin(), keys.end(), flags::Id::cuda_sdp_priority_order), keys.end());
+}
+
+// ---------------------------------------------------------------- keys per device type
+
+bool only_cuda(const RankParams&, Reasons& r) { return r.fail("cuda tensors", "cpu"); }
+
+TEST(KeysPerDevice, ACudaImplementationLeavesCpuEntriesAndKeysAlone) {
+  OpConfig config;
+  config.name = "device_keys_toy";
+  config.autotune[0] = AutotuneFlags{flags::Id::cpu_benchmark, flags::Id::cpu_benchmark_limit};
+  Op& op = define_op(config);
+  for (const char* name : {"a:x", "b:y", "ref:any"})
+    op.add(std::make_unique<Impl<RankParams>>(name, "cpu", Properties{}, std::vector<Check<RankParams>>{},
+                                              [](const RankParams&) {}));
+  RankParams p;
+  Problem pr;
+  backends::cpu::flags_guard tune({.benchmark = true});
+  const int64_t runs = autotune_runs();
+  select(op, pr, &p);
+  select(op, pr, &p);
+  EXPECT_EQ(autotune_runs(), runs + 1);  // timed once, then cached
+
+  Properties cuda_props;
+  cuda_props.device = DeviceType::cuda;
+  std::vector<Check<RankParams>> checks;
+  checks.push_back(Check<RankParams>{"device", only_cuda, {flags::Id::cuda_cudnn_sdp_enabled}});
+  op.add(std::make_unique<Impl<RankParams>>("cuda:z", "cuda", cuda_props, std::move(checks),
+                                            [](const RankParams&) {}),
+         Position::before_reference);
+  select(op, pr, &p);
+  EXPECT_EQ(autotune_runs(), runs + 1);  // the CPU entry survived the CUDA registration
+  const auto cpu_keys = op.key_flags(DeviceType::cpu), cuda_keys = op.key_flags(DeviceType::cuda);
+  EXPECT_EQ(std::find(cpu_keys.begin(), cpu_keys.end(), flags::Id::cuda_cudnn_sdp_enabled), cpu_keys.end());
+  EXPECT_NE(std::find(cuda_keys.begin(), cuda_keys.end(), flags::Id::cuda_cudnn_sdp_enabled), cuda_keys.end());
+  // A CPU registration does change the CPU candidates: the entry goes.
+  op.add(std::make_unique<Impl<RankParams>>("c:w", "cpu", Properties{}, std::vector<Check<RankParams>>{},
+                                            [](const RankParams&) {}),
+         Position::before_reference);
+  select(op, pr, &p);
+  EXPECT_EQ(autotune_runs(), runs + 2);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import backplane
 from backplane import backends
 from backplane.backends import cuda
 from backplane.nn import functional as F
@@ -143,3 +144,21 @@ def test_can_use_efficient_attention_runs_the_cpu_checks():
     assert len(texts) == 2 and "dims:" in texts[0] and "dropout:" in texts[1]
     with sdpa_kernel([SDPBackend.MATH]):
         assert cuda.can_use_efficient_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is False
+
+
+def test_cpu_benchmark_autotunes_sdpa_between_the_fused_kernels():
+    q = rand((1, 2, 64, 16))
+    backends.autotune_cache.clear()
+    backends.cpu.benchmark = True
+    try:
+        before = backplane._C.autotune_runs()
+        out = F.scaled_dot_product_attention(q, q, q)
+        assert backplane._C.autotune_runs() == before + 1
+        F.scaled_dot_product_attention(q, q, q)
+        assert backplane._C.autotune_runs() == before + 1  # the cached winner
+        table = backends.explain("sdpa", q, q, q)
+        assert table.how == "autotune cache" and table.chosen in ("flash:cpu", "efficient:cpu")
+        assert np.abs(np.asarray(out.numpy(), np.float64) - oracle(q, q, q)).max() <= 2e-5
+    finally:
+        backends.cpu.benchmark = False
+        backends.autotune_cache.clear()

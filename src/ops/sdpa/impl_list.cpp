@@ -28,6 +28,11 @@ dispatch::Op& build() {
   dispatch::OpConfig config;
   config.name = "sdpa";
   config.notes = explain_notes;
+  // backends.cpu.benchmark times flash:cpu against efficient:cpu (math:any,
+  // the reference, only runs when nothing else is acceptable). CUDA keeps
+  // the priority order: PyTorch does not autotune attention.
+  config.autotune[static_cast<int>(DeviceType::cpu)] =
+      dispatch::AutotuneFlags{flags::Id::cpu_benchmark, flags::Id::cpu_benchmark_limit};
   config.rank = priority_rank;
   config.rank_reads = {flags::Id::cuda_sdp_priority_order};
   dispatch::Op& op = dispatch::define_op(config);
