@@ -282,6 +282,32 @@ TEST(KernelsGemm, PackedTransposeEdges) {
             expect_ok(isa, dt, {m, 21, k, la}, seed++);
 }
 
+// Small m reads row-major B in place (Note [GEMM direct B] in gemm.cpp)
+// instead of packing it; larger m packs. Both sides of that threshold (at 32
+// A strips: 256 rows for fp32, 448 for the bf16 pairs), every ragged row count
+// of a strip (tiles of 2, 4, 8 or MR rows), ragged and masked column strips,
+// odd k (a bf16 pair without partner), k around the direct path's blocks,
+// padded rows of B, and A row- or column-major.
+TEST(KernelsGemm, DirectAndPackedBAroundTheSmallMThreshold) {
+  ThreadScope one(1);
+  uint32_t seed = 250;
+  const int64_t ms[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 23, 28, 31, 32, 33, 41, 55, 56, 57, 64, 71};
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa)) {
+      for (int64_t m : ms)
+        for (int64_t n : {17, 32, 33, 48, 100})
+          for (int64_t k : {1, 17, 129}) expect_ok(isa, dt, {m, n, k}, seed++);
+      for (int64_t m : {255, 256, 257, 448, 449})
+        for (Layout lb : {Layout::row, Layout::col}) expect_ok(isa, dt, {m, 33, 19, Layout::row, lb}, seed++);
+      for (int64_t m : {5, 16, 31, 60})
+        for (Layout la : {Layout::row, Layout::col})
+          for (int64_t k : {2, 3, 127, 128, 129, 257, 300}) {
+            expect_ok(isa, dt, {m, 97, k, la, Layout::row_padded}, seed++);
+            expect_ok(isa, dt, {m, 64, k, la, Layout::row, Layout::row, 0.5, -1.0}, seed++);
+          }
+    }
+}
+
 TEST(KernelsGemm, RowAndColumnShapes) {
   ThreadScope one(1);
   uint32_t seed = 200;
@@ -330,6 +356,10 @@ TEST(KernelsGemm, TwoThreads) {
       expect_ok(isa, dt, {16, 700, 300}, seed++);    // one A block: threads split n
       expect_ok(isa, dt, {257, 515, 513, Layout::col, Layout::row_padded, Layout::row, 0.5, 0.5}, seed++);
       expect_ok(isa, dt, {1, 5000, 300}, seed++);
+      expect_ok(isa, dt, {5, 1000, 257}, seed++);    // small m (B read in place): threads split n
+      expect_ok(isa, dt, {33, 260, 129, Layout::row, Layout::row_padded, Layout::row, 1.0, 1.0}, seed++);
+      expect_ok(isa, dt, {100, 200, 129}, seed++);  // B in place, threads split m (no barrier)
+      expect_ok(isa, dt, {201, 97, 257, Layout::col, Layout::row, Layout::row, 1.0, 0.5}, seed++);
     }
 }
 

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/gemm_pack.h"
+#include "kernels/cpu/gemm_avx512_direct.h"
 #include "kernels/cpu/gemm_avx512_tile.h"
 
 namespace bp::kernels::cpu::detail {
@@ -64,10 +65,14 @@ void pack_a_f32(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_
 //   MiB, shared by the two cores); most matrices need one jc pass; 1024 was
 //   slower.
 constexpr int kMR = 8, kNR = 48;
-template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>>
+// Only fp32 sources get the direct (unpacked B) kernel: bf16 and f16 B must
+// be widened, which packing does once per element.
+template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>,
+          DirectKernelFn<float> Direct = nullptr>
 constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 384, 4096,
                                        PackA, &pack_lines<kNR, Src, float, Cvt>,
-                                       &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>};
+                                       &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>,
+                                       Direct};
 // f64: same tile in registers (24 doubles = 3 vectors), twice the bytes per
 // element, so the byte budgets above give MC = 168 and NC = 2048.
 constexpr int kNR64 = 24;
@@ -81,7 +86,8 @@ constexpr GemmKernel<double> f64_kernel{kMR, kNR64, 1, 8, 168, 256, 2048,
 
 const GemmKernel<float>* gemm_kernel_f32_avx512(GemmSrc src) {
   switch (src) {
-    case GemmSrc::f32: return &f32_kernel<float, CvtSame, &pack_a_f32>;
+    case GemmSrc::f32:
+      return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>>;
     case GemmSrc::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
     case GemmSrc::f16: return &f32_kernel<uint16_t, CvtF16ToF32Hw>;
     case GemmSrc::f64: return nullptr;

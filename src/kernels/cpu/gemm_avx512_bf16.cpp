@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/gemm_pack.h"
+#include "kernels/cpu/gemm_avx512_direct.h"
 #include "kernels/cpu/gemm_avx512_tile.h"
 
 namespace bp::kernels::cpu::detail {
@@ -64,28 +65,64 @@ void pack_b_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, 
 }
 
 
-// Packs A (fp32, medium path) into 14-row bf16-pair strips, the layout
-// pack_lines_pairs<14> writes. Row-major A (ks == 1) needs a transpose in
-// which the unit is a bf16 pair, i.e. 32 bits: 16 k steps of a row round to
-// 8 pairs (one vcvtneps2bf16), rows 0-7 and 8-13 (plus two zero rows) are
-// transposed as 8 x 8 blocks of 32-bit lanes. Once fp32 packing got its
-// vector transpose, the scalar version here left "medium" under 1.8x fp32.
-void pack_a_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
+// Packs bf16 B into bf16-pair strips of 32 lines (pack_lines_pairs<32>'s
+// layout) for row-major B and full strips: one vpermt2w per 32 columns
+// interleaves rows 2q and 2q+1. The scalar loop left the native bf16 path
+// slower than the medium one (which converts as it packs) at n = 128.
+void pack_b_bf16_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
+  constexpr int W = 32;
+  const int64_t full = ls == 1 ? lines / W * W : 0;
+  const uint16_t* src = static_cast<const uint16_t*>(src_v);
+  uint16_t* dst = static_cast<uint16_t*>(dst_v);
+  const int64_t kp = (k + 1) / 2;
+  const __m512i lo = _mm512_setr_epi32(0x200000, 0x210001, 0x220002, 0x230003, 0x240004, 0x250005, 0x260006,
+                                       0x270007, 0x280008, 0x290009, 0x2a000a, 0x2b000b, 0x2c000c, 0x2d000d,
+                                       0x2e000e, 0x2f000f);  // word pairs (j, 32 + j), j = 0..15
+  const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));  // j = 16..31
+  for (int64_t l0 = 0; l0 < full; l0 += W) {
+    uint16_t* d = dst + l0 / W * (2 * W * kp);
+    const uint16_t* s = src + l0;
+    for (int64_t q = 0; q < kp; ++q, d += 2 * W) {
+      const __m512i r0 = _mm512_loadu_si512(s + 2 * q * ks);
+      const __m512i r1 = 2 * q + 1 < k ? _mm512_loadu_si512(s + (2 * q + 1) * ks) : _mm512_setzero_si512();
+      _mm512_storeu_si512(d, _mm512_permutex2var_epi16(r0, lo, r1));
+      _mm512_storeu_si512(d + W, _mm512_permutex2var_epi16(r0, hi, r1));
+    }
+  }
+  if (full < lines) {
+    pack_lines_pairs<W, uint16_t, CvtBf16Same>(src + full * ls, ls, ks, lines - full, k, dst + full / W * (2 * W * kp));
+  }
+}
+
+// 16 k steps of one row as 8 bf16 pairs: rounded from fp32, or as they are.
+inline __m256 sixteen_as_pairs(const float* p) { return (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(p)); }
+inline __m256 sixteen_as_pairs(const uint16_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+inline uint16_t one_as_bf16(float x) { return f32_to_bf16(x); }
+inline uint16_t one_as_bf16(uint16_t x) { return x; }
+
+// Packs A (fp32 for the medium path, or bf16) into 14-row bf16-pair strips,
+// the layout pack_lines_pairs<14> writes. Row-major A (ks == 1) needs a
+// transpose in which the unit is a bf16 pair, i.e. 32 bits: 16 k steps of a
+// row make 8 pairs, rows 0-7 and 8-13 (plus two zero rows) are transposed as
+// 8 x 8 blocks of 32-bit lanes. Once fp32 packing got its vector transpose,
+// the scalar version here left "medium" under 1.8x fp32.
+template <class Src, class Cvt>
+void pack_a_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
   constexpr int W = 14;
-  const float* src = static_cast<const float*>(src_v);
+  const Src* src = static_cast<const Src*>(src_v);
   uint16_t* dst = static_cast<uint16_t*>(dst_v);
   if (ks != 1 || ls == 1) {
-    pack_lines_pairs<W, float, CvtF32ToBf16>(src, ls, ks, lines, k, dst);
+    pack_lines_pairs<W, Src, Cvt>(src, ls, ks, lines, k, dst);
     return;
   }
   const int64_t kp = (k + 1) / 2, full = lines / W * W, k16 = k / 16 * 16;
   for (int64_t l0 = 0; l0 < full; l0 += W) {
-    const float* s = src + l0 * ls;
+    const Src* s = src + l0 * ls;
     uint32_t* d = reinterpret_cast<uint32_t*>(dst + l0 * 2 * kp);  // strip l0 / W: 2 * W * kp values
     for (int64_t p = 0; p < k16; p += 16) {
       __m256 lo[8], hi[8];
-      for (int i = 0; i < 8; ++i) lo[i] = (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(s + i * ls + p));
-      for (int i = 0; i < 6; ++i) hi[i] = (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(s + (8 + i) * ls + p));
+      for (int i = 0; i < 8; ++i) lo[i] = sixteen_as_pairs(s + i * ls + p);
+      for (int i = 0; i < 6; ++i) hi[i] = sixteen_as_pairs(s + (8 + i) * ls + p);
       hi[6] = hi[7] = _mm256_setzero_ps();
       transpose8x8(lo);
       transpose8x8(hi);
@@ -97,11 +134,11 @@ void pack_a_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, 
     }
     uint16_t* d16 = reinterpret_cast<uint16_t*>(d);
     for (int64_t p = k16; p < k; ++p)
-      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = f32_to_bf16(s[l * ls + p]);
+      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = one_as_bf16(s[l * ls + p]);
     if (k % 2)
       for (int l = 0; l < W; ++l) d16[((kp - 1) * W + l) * 2 + 1] = 0;
   }
-  if (full < lines) pack_lines_pairs<W, float, CvtF32ToBf16>(src + full * ls, ls, ks, lines - full, k, dst + full * 2 * kp);
+  if (full < lines) pack_lines_pairs<W, Src, Cvt>(src + full * ls, ls, ks, lines - full, k, dst + full * 2 * kp);
 }
 
 struct CvtF16ToF32Hw {
@@ -112,11 +149,11 @@ struct CvtF16ToF32Hw {
 // elements: KC = 512 k steps (256 pairs; a B strip is still 32 KiB), MC = 336
 // (the A block 336 KiB of L2), NC = 4096.
 constexpr int kMR = 14, kNR = 32;
-template <class Src, class Cvt, class GemvCvt, PackFn PackB = &pack_lines_pairs<kNR, Src, Cvt>,
-          PackFn PackA = &pack_lines_pairs<kMR, Src, Cvt>>
+template <class Src, class Cvt, class GemvCvt, PackFn PackB, DirectKernelFn<float> Direct>
 constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 512, 4096,
-                                        PackA, PackB,
-                                        &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>};
+                                        &pack_a_pairs<Src, Cvt>, PackB,
+                                        &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>,
+                                        Direct};
 constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
                                        &pack_lines<kMR, uint16_t, float, CvtF16ToF32Hw>,
                                        &pack_lines<kNR, uint16_t, float, CvtF16ToF32Hw>,
@@ -127,8 +164,12 @@ constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
 
 const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(GemmSrc src) {
   switch (src) {
-    case GemmSrc::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, &pack_a_f32_pairs>;
-    case GemmSrc::bf16: return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32>;
+    // The medium path has no direct kernel: its B must be rounded to bf16,
+    // which packing does once per element.
+    case GemmSrc::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr>;
+    case GemmSrc::bf16:
+      return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32, &pack_b_bf16_pairs,
+                          &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>>;
     case GemmSrc::f16: return &f16_kernel;
     case GemmSrc::f64: return nullptr;
   }

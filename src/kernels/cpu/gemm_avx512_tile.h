@@ -101,6 +101,9 @@ inline void write_tile(const typename Zmm<Acc>::R (&acc)[MR][NV], Acc* c, int64_
       const int left = n - v * L;
       mask[v] = left >= L ? (1u << L) - 1 : (left > 0 ? (1u << left) - 1 : 0u);
     }
+    // Fully unrolled (as every loop over the accumulators): indexing them
+    // with a run-time row number would make GCC keep them all in memory.
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       if (i >= m) break;
       Acc* ci = c + i * rs;
@@ -114,16 +117,18 @@ inline void write_tile(const typename Zmm<Acc>::R (&acc)[MR][NV], Acc* c, int64_
     return;
   }
   alignas(64) Acc tile[MR][NV * L];
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) V::store(&tile[i][v * L], acc[i][v]);
   store_tile<Acc>(&tile[0][0], NV * L, c, rs, cs, m, n, alpha, beta);
 }
 
-// The register tile: MR rows x NV vectors of a B strip packed NB vectors
-// wide (NV <= NB; NV < NB computes only the left columns of a ragged strip).
-// `k` counts source k steps; the packed strips hold ceil(k / kUnit) units of
-// MR (A) and NB vectors (B).
-template <class Acc, int MR, int NV, int NB, class Step>
+// The register tile: ROWS rows x NV vectors of an A strip packed MR rows wide
+// and a B strip packed NB vectors wide (ROWS <= MR, NV <= NB: a ragged strip
+// computes only the rows and columns it has). `k` counts source k steps; the
+// packed strips hold ceil(k / kUnit) units of MR (A) and NB vectors (B).
+template <class Acc, int MR, int ROWS, int NV, int NB, class Step>
 inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c, int64_t rs_c, int64_t cs_c, int m,
                             int n, Acc alpha, Acc beta) {
   using V = Zmm<Acc>;
@@ -132,16 +137,16 @@ inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c,
   const char* b = static_cast<const char*>(b_v);
   constexpr int a_step = MR * Step::lane_bytes;
   constexpr int b_step = NB * V::L * Step::lane_bytes;
-  R acc[MR][NV];
+  R acc[ROWS][NV];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i)
+  for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
   // Fetch the C tile early: it is written once per KC steps and would
   // otherwise miss at the end of every call.
   if (cs_c == 1) {
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
       _mm_prefetch(reinterpret_cast<const char*>(c + i * rs_c), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(c + i * rs_c + NV * V::L) - 1, _MM_HINT_T0);
     }
@@ -158,7 +163,7 @@ inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c,
     for (int line = 0; line < b_step; line += 64) _mm_prefetch(b + 8 * b_step + line, _MM_HINT_T0);
     _mm_prefetch(a + 16 * a_step, _MM_HINT_T0);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
       const R ai = Step::bcast_a(a, i);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] = Step::step(acc[i][v], ai, bv[v]);
@@ -166,24 +171,46 @@ inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c,
     a += a_step;
     b += b_step;
   }
-  write_tile<Acc, MR, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+  write_tile<Acc, ROWS, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+}
+
+// Calls Tile<ROWS> with the fewest rows (of MR, 8, 4, 2) that cover m: the
+// last A strip of a block is ragged whenever m is not a multiple of MR, and a
+// full-height tile there is pure waste (m = 16 with the bf16 kernel's MR = 14
+// would otherwise compute 28 rows; m = 64 computes 70). Rows past m in the
+// chosen tile are the strip's zero padding and are not written.
+template <int MR, class Tile>
+inline void by_rows(int m, Tile&& tile) {
+  if constexpr (MR > 2) {
+    if (m <= 2) return tile.template operator()<2>();
+  }
+  if constexpr (MR > 4) {
+    if (m <= 4) return tile.template operator()<4>();
+  }
+  if constexpr (MR > 8) {
+    if (m <= 8) return tile.template operator()<8>();
+  }
+  tile.template operator()<MR>();
 }
 
 // The micro-kernel (MicroKernelFn). The last B strip of a block is ragged
 // whenever n is not a multiple of NR (n = 256 with NR = 48: 16 of 48 columns
 // used, so a full-width tile wastes 11% of all FMAs at n = 256, 3% at 1024);
-// it gets a tile only as wide as the vectors it covers.
+// it gets a tile only as wide as the vectors it covers, and likewise only as
+// many rows as the A strip has (by_rows).
 template <class Acc, int MR, int NV, class Step>
 void micro_tile(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha,
                 Acc beta) {
   constexpr int L = Zmm<Acc>::L;
-  if constexpr (NV > 1) {
-    if (n <= L) return micro_tile_cols<Acc, MR, 1, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
-  }
-  if constexpr (NV > 2) {
-    if (n <= 2 * L) return micro_tile_cols<Acc, MR, 2, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
-  }
-  micro_tile_cols<Acc, MR, NV, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+  by_rows<MR>(m, [&]<int ROWS>() {
+    if constexpr (NV > 1) {
+      if (n <= L) return micro_tile_cols<Acc, MR, ROWS, 1, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+    }
+    if constexpr (NV > 2) {
+      if (n <= 2 * L) return micro_tile_cols<Acc, MR, ROWS, 2, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+    }
+    micro_tile_cols<Acc, MR, ROWS, NV, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+  });
 }
 
 }  // namespace

@@ -47,6 +47,14 @@ template <class Acc>
 using GemvFn = void (*)(int64_t k, int64_t n, const void* x, int64_t xs, const void* b, int64_t rs, int64_t cs,
                         Acc* y, int64_t ys, Acc alpha, Acc beta);
 
+// Like MicroKernelFn, but B is not packed: it is read in place from a source
+// with contiguous rows (k rows at stride rs_b elements, n <= NR columns of
+// the source dtype). For small m, where packing B would cost as much as the
+// multiply (see gemm_avx512_direct.h). Optional (nullptr).
+template <class Acc>
+using DirectKernelFn = void (*)(int64_t k, const void* a, const void* b, int64_t rs_b, Acc* c, int64_t rs_c,
+                                int64_t cs_c, int m, int n, Acc alpha, Acc beta);
+
 template <class Acc>
 struct GemmKernel {
   int mr, nr;      // micro-tile
@@ -56,6 +64,7 @@ struct GemmKernel {
   PackFn pack_a, pack_b;
   MicroKernelFn<Acc> micro;
   GemvFn<Acc> gemv;
+  DirectKernelFn<Acc> direct = nullptr;
 };
 
 // Each ISA file's table: nullptr when it has no kernel for that source type.

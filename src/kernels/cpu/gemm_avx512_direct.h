@@ -1,0 +1,202 @@
+#pragma once
+// The AVX-512 "direct B" micro-kernel (DirectKernelFn in gemm_kernel.h): the
+// register tile of gemm_avx512_tile.h with A packed as usual but B read in
+// place from a row-major source, no packed B strip. For small m every packed
+// B element would be used by only ceil(m / MR) tiles, so writing B out and
+// reading it back (16 x 4096 x 4096: as long as the whole multiply) is the
+// larger part of the work; reading the source rows directly costs one
+// strided pass with software prefetch instead.
+//
+// Only gemm_avx512.cpp and gemm_avx512_bf16.cpp include this (AVX-512 flags);
+// anonymous namespace for the reason given in gemm_pack.h.
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "kernels/cpu/gemm_avx512_tile.h"
+
+namespace bp::kernels::cpu::detail {
+namespace {
+
+// How far ahead (in k steps) the B rows are prefetched. A tile takes ~25
+// cycles per k step, so 16 steps cover a DRAM miss on the first A strip of
+// a block; later strips find the rows in L1/L2.
+constexpr int kDirectPrefetchRows = 16;
+
+// fp32 / f64: one k step is one source row of B, NV vectors of it.
+template <class Acc>
+struct FmaDirect {
+  using V = Zmm<Acc>;
+  using R = typename V::R;
+  static constexpr int kUnit = 1;
+  static constexpr bool kNarrowable = true;  // a ragged strip may use fewer vectors
+  // Loads the first n columns of the row at b (Masked: zeros past n; never
+  // reads past n, which may be the end of the matrix).
+  template <int NV, bool Masked>
+  static void load(const char* b, int64_t /*rs*/, int n, R (&bv)[NV]) {
+    const Acc* row = reinterpret_cast<const Acc*>(b);
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      if constexpr (Masked) {
+        const int left = n - v * V::L;
+        const unsigned mask = left >= V::L ? (1u << V::L) - 1 : (left > 0 ? (1u << left) - 1 : 0u);
+        bv[v] = V::loadu_mask(row + v * V::L, mask);
+      } else if constexpr (sizeof(Acc) == 4) {
+        bv[v] = _mm512_loadu_ps(row + v * V::L);
+      } else {
+        bv[v] = _mm512_loadu_pd(row + v * V::L);
+      }
+    }
+  }
+  // Two fetches per line of the tile's row: the same line kDirectPrefetchRows
+  // rows down (for this strip), and the next strip's line of this row (the
+  // next strip reads it one kc block later: adjacent lines of a DRAM page,
+  // fetched while the page is open). Each alone measured slower.
+  template <int NV>
+  static void prefetch(const char* b, int64_t rs) {
+    constexpr int bytes = NV * V::L * static_cast<int>(sizeof(Acc));
+#pragma GCC unroll 4
+    for (int line = 0; line < bytes; line += 64) {
+      _mm_prefetch(b + kDirectPrefetchRows * rs + line, _MM_HINT_T0);
+      _mm_prefetch(b + bytes + line, _MM_HINT_T0);
+    }
+  }
+};
+
+// bf16 pairs: one unit is two source rows (k = 2q, 2q + 1) of 32 bf16
+// columns. Interleaving them in registers with vpunpck{l,h}wd is one cheap
+// shuffle per vector, but it works within 128-bit lanes: the low vector
+// holds columns 0-3, 8-11, 16-19, 24-27 and the high one the rest, in that
+// order. finish() puts the columns back in order once per tile.
+struct Bf16PairDirect {
+  using R = __m512;
+  static constexpr int kUnit = 2;
+  static constexpr bool kNarrowable = false;  // one row of 32 bf16 is one vector: always both
+  static __m512i row(const char* b, int n, bool masked) {
+    return masked ? _mm512_maskz_loadu_epi16(n >= 32 ? ~0u : (1u << n) - 1, b) : _mm512_loadu_si512(b);
+  }
+  template <int NV, bool Masked>
+  static void load(const char* b, int64_t rs, int n, R (&bv)[NV]) {
+    static_assert(NV == 2);
+    const __m512i r0 = row(b, n, Masked), r1 = row(b + rs, n, Masked);
+    bv[0] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(r0, r1));
+    bv[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(r0, r1));
+  }
+  // An odd k: the last unit's second row is zero (not read: it is past k).
+  template <int NV, bool Masked>
+  static void load_last(const char* b, int n, R (&bv)[NV]) {
+    const __m512i r0 = row(b, n, Masked), r1 = _mm512_setzero_si512();
+    bv[0] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(r0, r1));
+    bv[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(r0, r1));
+  }
+  template <int NV>
+  static void prefetch(const char* b, int64_t rs) {
+    const char* r = b + 2 * kDirectPrefetchRows * rs;  // as many units ahead as the fp32 step
+    _mm_prefetch(r, _MM_HINT_T0);
+    _mm_prefetch(r + rs, _MM_HINT_T0);
+    _mm_prefetch(b + 64, _MM_HINT_T0);  // the next strip's lines (see FmaDirect)
+    _mm_prefetch(b + rs + 64, _MM_HINT_T0);
+  }
+  // Columns 0-15 and 16-31 of a tile row from its (low, high) accumulators.
+  static R first_half(R lo, R hi) {
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), hi);
+  }
+  static R second_half(R lo, R hi) {
+    return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31),
+                                  hi);
+  }
+};
+
+// ROWS rows (of an A strip packed MR wide) x NV vectors, B read in place:
+// `k` source rows at byte stride rs, n columns. Masked: n < NV vectors' worth.
+// noinline: each variant is its own function, as for the packed tiles; all
+// of them inlined into direct_tile left GCC keeping the accumulators in
+// memory (a store per FMA: half the speed).
+template <class Acc, int MR, int ROWS, int NV, class Step, bool Masked>
+__attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, const char* b, int64_t rs, Acc* c, int64_t rs_c,
+                             int64_t cs_c, int m, int n, Acc alpha, Acc beta) {
+  using V = Zmm<Acc>;
+  using R = typename V::R;
+  const char* a = static_cast<const char*>(a_v);
+  constexpr int a_step = MR * (Step::kUnit == 2 ? 4 : static_cast<int>(sizeof(Acc)));  // one k unit of the A strip
+  R acc[ROWS][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+  // One loop over all units, the odd last one of the pairs step included (a
+  // predictable branch): a helper or lambda for the shared body made GCC
+  // keep the accumulators in memory.
+  const int64_t units = (k + Step::kUnit - 1) / Step::kUnit, unit_bytes = Step::kUnit * rs;
+  const int64_t odd_unit = k % Step::kUnit ? units - 1 : -1;
+  for (int64_t u = 0; u < units; ++u) {
+    R bv[NV];
+    if constexpr (Step::kUnit == 2) {
+      if (u == odd_unit) {
+        Step::template load_last<NV, Masked>(b, n, bv);
+      } else {
+        Step::template load<NV, Masked>(b, rs, n, bv);
+      }
+    } else {
+      Step::template load<NV, Masked>(b, rs, n, bv);
+    }
+    Step::template prefetch<NV>(b, rs);
+    _mm_prefetch(a + 16 * a_step, _MM_HINT_T0);
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) {
+      R ai;
+      if constexpr (Step::kUnit == 2) {
+        ai = _mm512_castsi512_ps(_mm512_set1_epi32(reinterpret_cast<const int32_t*>(a)[i]));
+      } else {
+        ai = V::set1(reinterpret_cast<const Acc*>(a)[i]);
+      }
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        if constexpr (Step::kUnit == 2) {
+          acc[i][v] = _mm512_dpbf16_ps(acc[i][v], (__m512bh)ai, (__m512bh)bv[v]);
+        } else {
+          acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
+        }
+      }
+    }
+    a += a_step;
+    b += unit_bytes;
+  }
+  if constexpr (Step::kUnit == 2) {
+#pragma GCC unroll 16
+    for (int i = 0; i < ROWS; ++i) {
+      const R c0 = Step::first_half(acc[i][0], acc[i][1]), c1 = Step::second_half(acc[i][0], acc[i][1]);
+      acc[i][0] = c0;
+      acc[i][1] = c1;
+    }
+  }
+  write_tile<Acc, ROWS, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+}
+
+// The direct micro-kernel: m <= MR rows, n <= NV vectors' worth of columns
+// (NV * L, or 32 bf16 columns for the pairs); fewer rows and, for the fp32
+// step, fewer vectors on ragged edges, masked loads only on a ragged strip.
+template <class Acc, int MR, int NV, class Step>
+void direct_tile(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
+                 int n, Acc alpha, Acc beta) {
+  constexpr int L = Zmm<Acc>::L;
+  constexpr int src_bytes = Step::kUnit == 2 ? 2 : static_cast<int>(sizeof(Acc));
+  constexpr int full_cols = Step::kUnit == 2 ? 32 : NV * L;
+  const char* b = static_cast<const char*>(b_v);
+  const int64_t rs = rs_b * src_bytes;
+  by_rows<MR>(m, [&]<int ROWS>() {
+    if (n == full_cols) return direct_tile_cols<Acc, MR, ROWS, NV, Step, false>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+    if constexpr (Step::kNarrowable && NV > 1) {
+      if (n <= L) return direct_tile_cols<Acc, MR, ROWS, 1, Step, true>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+    }
+    if constexpr (Step::kNarrowable && NV > 2) {
+      if (n <= 2 * L) return direct_tile_cols<Acc, MR, ROWS, 2, Step, true>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+    }
+    direct_tile_cols<Acc, MR, ROWS, NV, Step, true>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+  });
+}
+
+}  // namespace
+}  // namespace bp::kernels::cpu::detail
