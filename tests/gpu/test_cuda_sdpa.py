@@ -64,29 +64,8 @@ CASES = [  # B, Hq, Hkv, L, S, E, Ev
     (1, 2, 2, 1, 17, 64, 64), (2, 4, 4, 65, 63, 64, 64), (1, 8, 2, 128, 128, 128, 128), (2, 2, 1, 100, 300, 64, 64)]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal"])
-def test_math_cuda_matches_the_oracle(dtype, case, mask_kind):
-    b, hq, hk, L, S, E, Ev = case
-    q, k, v = rand((b, hq, L, E), 1), rand((b, hk, S, E), 2), rand((b, hk, S, Ev), 3)
-    mask = None
-    if mask_kind == "bool":
-        mask = np.random.default_rng(4).random((b, 1, L, S)) < 0.7
-    elif mask_kind == "float":
-        mask = rand((L, S), 5)
-    with B.implementations("sdpa", "math:cuda"):
-        out = sdpa(on_gpu(q, dtype), on_gpu(k, dtype), on_gpu(v, dtype),
-                   attn_mask=None if mask is None else backplane.asarray(mask, device="cuda"),
-                   is_causal=mask_kind == "causal", enable_gqa=hq != hk)
-    assert out.device.startswith("cuda") and out.dtype == dtype
-    check(out, q, k, v, dtype, mask=mask, causal=mask_kind == "causal")
-
-
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal"])
-def test_cudnn_sdpa_matches_the_oracle(dtype, case, mask_kind):
+def problem(case, mask_kind):
+    """q, k, v and mask on the host, and the sdpa keywords (mask on the GPU) for one case."""
     b, hq, hk, L, S, E, Ev = case
     q, k, v = rand((b, hq, L, E), 1), rand((b, hk, S, E), 2), rand((b, hk, S, Ev), 3)
     mask = None
@@ -95,9 +74,40 @@ def test_cudnn_sdpa_matches_the_oracle(dtype, case, mask_kind):
         mask[..., 0] = True  # cuDNN's bool masks are -65504, not -inf: keep every row alive
     elif mask_kind == "float":
         mask = rand((L, S), 5)
-    args = (on_gpu(q, dtype), on_gpu(k, dtype), on_gpu(v, dtype))
     kw = dict(attn_mask=None if mask is None else backplane.asarray(mask, device="cuda"),
               is_causal=mask_kind == "causal", enable_gqa=hq != hk)
+    return q, k, v, mask, kw
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal"])
+def test_math_cuda_matches_the_oracle(dtype, case, mask_kind):
+    q, k, v, mask, kw = problem(case, mask_kind)
+    with B.implementations("sdpa", "math:cuda"):
+        out = sdpa(on_gpu(q, dtype), on_gpu(k, dtype), on_gpu(v, dtype), **kw)
+    assert out.device.startswith("cuda") and out.dtype == dtype
+    check(out, q, k, v, dtype, mask=mask, causal=mask_kind == "causal")
+
+
+def test_math_cuda_gives_zero_for_fully_masked_rows():
+    q, k = rand((1, 2, 9, 16), 20), rand((1, 2, 12, 16), 21)
+    mask = np.random.default_rng(22).random((1, 2, 9, 12)) < 0.6
+    mask[0, 1, 4] = False  # one row attends to nothing
+    with B.implementations("sdpa", "math:cuda"):
+        out = sdpa(on_gpu(q, "float32"), on_gpu(k, "float32"), on_gpu(k, "float32"),
+                   attn_mask=backplane.asarray(mask, device="cuda"))
+    got = host(out)
+    assert (got[0, 1, 4] == 0).all()
+    np.testing.assert_allclose(got, oracle(q, k, k, mask=mask), rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal"])
+def test_cudnn_sdpa_matches_the_oracle(dtype, case, mask_kind):
+    q, k, v, mask, kw = problem(case, mask_kind)
+    args = (on_gpu(q, dtype), on_gpu(k, dtype), on_gpu(v, dtype))
     params = SDPAParams(*args, kw["attn_mask"], 0.0, kw["is_causal"], kw["enable_gqa"])
     if not B.cuda.can_use_cudnn_attention(params, debug=True):
         pytest.skip("cuDNN attention refuses this problem here (reasons warned above)")
