@@ -90,17 +90,19 @@ def test_causal_is_top_left_aligned(impl, l, s):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-def test_non_contiguous_inputs(impl):
-    q = np.swapaxes(rand((2, 33, 4, 16)), 1, 2)  # (B, L, H, E) storage seen as (B, H, L, E)
-    k = np.swapaxes(rand((2, 40, 4, 16)), 1, 2)
-    v = np.swapaxes(rand((2, 40, 4, 32))[..., ::2], 1, 2)  # last-dim stride 2: flash and efficient refuse
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_non_contiguous_inputs(impl, dtype):
+    np_dtype, tol = DTYPES[dtype]
+    q = np.swapaxes(rand((2, 33, 4, 16), np_dtype), 1, 2)  # (B, L, H, E) storage seen as (B, H, L, E)
+    k = np.swapaxes(rand((2, 40, 4, 16), np_dtype), 1, 2)
+    v = np.swapaxes(rand((2, 40, 4, 32), np_dtype)[..., ::2], 1, 2)  # last-dim stride 2: flash and efficient refuse
     with backends.implementations("sdpa", impl):
         table = backends.explain("sdpa", q, k, v)
         if impl != "math:any":
             assert table.chosen is None
             assert any(r.startswith("stride:") for r in table.row(impl).reasons)
             v = np.ascontiguousarray(v)
-        check(F.scaled_dot_product_attention(q, k, v), oracle(q, k, v), 2e-5)
+        check(F.scaled_dot_product_attention(q, k, v), oracle(q, k, v), tol)
 
 
 def test_three_d_inputs_custom_scale_and_float_mask_broadcast():

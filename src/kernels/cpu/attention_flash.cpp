@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -88,6 +89,14 @@ class Buf {
   std::size_t cap_ = 0;
 };
 
+// An attention weight (finite, in [0, 1]) as bf16 bits, rounded to nearest
+// even: inline, so the conversion loop over a block vectorises.
+inline uint16_t weight_to_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
 // A rows x cols block of a strided view, as a view usable by the GEMM: the
 // view itself when it already holds Acc, else a converted copy in `buf`.
 template <AttnElem kElem, class Acc>
@@ -135,6 +144,15 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
   }
 }
 
+// Note [bf16 flash]
+// bf16 inputs are not widened: both GEMMs take bf16 operands with fp32
+// accumulation (gemm_bf16: the AVX512_BF16 dot products where the ISA
+// allows), the scores read K and Qᵀ in place with the scale as alpha, and
+// the weights P are rounded to bf16 for Vᵀ·P, as PyTorch's CPU flash
+// kernel does for reduced-precision inputs. Widening every key/value block
+// for every query block cost a third of the time. (f16 keeps the widening
+// path: its rounding has no cheap inline form here.)
+
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -147,8 +165,10 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 template <AttnElem kElem, class Acc>
 void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Buf<Acc>& sbuf,
               Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
-              Buf<Acc>& l, Buf<Acc>& corr) {
+              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf) {
   using T = typename Elem<kElem>::T;
+  // bf16 inputs stay bf16 (Note [bf16 flash]).
+  constexpr bool kBf16 = kElem == AttnElem::bf16;
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   const int64_t nq = std::min(a.q_block, a.L - i0);
   const int64_t E = a.E, Ev = a.Ev;
@@ -160,11 +180,13 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
                    flash_softmax_avx512_supported();
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
-  qbuf.resize(static_cast<std::size_t>(nq * E));
   const Acc scale = static_cast<Acc>(a.scale);
-  for (int64_t r = 0; r < nq; ++r)
-    for (int64_t e = 0; e < E; ++e)
-      qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q_rs + e * a.q_cs)) * scale;
+  if constexpr (!kBf16) {
+    qbuf.resize(static_cast<std::size_t>(nq * E));
+    for (int64_t r = 0; r < nq; ++r)
+      for (int64_t e = 0; e < E; ++e)
+        qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q_rs + e * a.q_cs)) * scale;
+  }
   obuf.assign(static_cast<std::size_t>(Ev * nq), Acc(0));
   // m, l, corr, then two scratch vectors for the portable softmax.
   m.assign(static_cast<std::size_t>(nq), kNegInf);
@@ -174,10 +196,15 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
   for (int64_t j0 = 0; j0 < kv_end; j0 += a.kv_block) {
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
-    const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k_rs, a.k_rs, a.k_cs, nk, E, kbuf);
     sbuf.resize(static_cast<std::size_t>(nk * nq));
     Acc* st = sbuf.data();
-    gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
+    if constexpr (kBf16) {  // Sᵀ = scale · K·Qᵀ straight from the bf16 views
+      gemm_bf16(a.isa, {k + j0 * a.k_rs, nk, E, a.k_rs, a.k_cs}, {q, E, nq, a.q_cs, a.q_rs}, {st, nk, nq, nq, 1},
+                scale, 0.0f);
+    } else {
+      const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k_rs, a.k_rs, a.k_cs, nk, E, kbuf);
+      gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
+    }
     if (mask)
       for (int64_t c = 0; c < nk; ++c) {
         const Acc* mcol = mask + i0 * a.mask_rs + (j0 + c) * a.mask_cs;
@@ -195,9 +222,17 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
         Acc* o = obuf.data() + e * nq;
         for (int64_t r = 0; r < nq; ++r) o[r] *= corr[r];
       }
-    const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v_rs, a.v_rs, a.v_cs, nk, Ev, vbuf);
     // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides).
-    gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
+    if constexpr (kBf16) {  // P rounded to bf16, V read in place
+      pbuf.resize(static_cast<std::size_t>(nk * nq));
+      uint16_t* pb = pbuf.data();
+      for (int64_t i = 0; i < nk * nq; ++i) pb[i] = weight_to_bf16(st[i]);
+      gemm_bf16(a.isa, {v + j0 * a.v_rs, Ev, nk, a.v_cs, a.v_rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
+                1.0f, 1.0f);
+    } else {
+      const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v_rs, a.v_rs, a.v_cs, nk, Ev, vbuf);
+      gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
+    }
   }
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
@@ -215,9 +250,11 @@ void run_all(const FlashAttention& a) {
 #pragma omp parallel
   {
     Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
+    Buf<uint16_t> pbuf;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t)
-      run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr);
+      run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr,
+                           pbuf);
   }
 }
 
