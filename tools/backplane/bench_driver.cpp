@@ -100,8 +100,6 @@ bool selected(const std::string& name, const std::vector<std::string>& only) {
   return false;
 }
 
-bool is_peer(const std::string& library) { return library != "builtin" && library != "ref"; }
-
 nlohmann::json row(const std::string& shape, const std::string& dtype, int threads, const std::string& impl,
                    const std::string& library, const Measured& m, double flops) {
   return {{"shape", shape}, {"dtype", dtype}, {"threads", threads}, {"implementation", impl}, {"library", library},
@@ -159,7 +157,9 @@ nlohmann::json run(const Plugin& plugin, const Options& o) {
           const Measured m = measure(p, o);
           group.push_back(row(p.label, dt, threads, info.name, info.library, m, p.flops));
           if (fastest == 0 || m.ms < fastest) fastest = m.ms;
-          if (is_peer(info.library) && (best_peer == 0 || m.ms < best_peer)) best_peer = m.ms;
+          const auto& peers = plugin.peer_libraries;
+          const bool peer = std::find(peers.begin(), peers.end(), info.library) != peers.end();
+          if (peer && (best_peer == 0 || m.ms < best_peer)) best_peer = m.ms;
         }
         // The default choice, then the autotuned one.
         nlohmann::json choice = {{"shape", p.label}, {"dtype", dt}, {"threads", threads}};
@@ -188,7 +188,7 @@ nlohmann::json run(const Plugin& plugin, const Options& o) {
       }
     }
   }
-  nlohmann::json report = {{"op", plugin.op}, {"rows", rows}, {"summary", summary}};
+  nlohmann::json report = {{"op", plugin.op}, {"peers", plugin.peer_text}, {"rows", rows}, {"summary", summary}};
   if (plugin.extras) report["extras"] = plugin.extras();
   return report;
 }
@@ -202,8 +202,8 @@ std::string render_text(const nlohmann::json& report) {
                        r["implementation"].get<std::string>(), r["median_ms"].get<double>(),
                        r["gflops"].get<double>(), r["peak_extra_bytes"].get<int64_t>() / 1048576.0,
                        r["vs_best_peer"].get<double>(), r["vs_fastest"].get<double>());
-  out += "\nvs peer: best peer library time / this time (>1 is faster than OpenBLAS/oneDNN); "
-         "vs best: fastest / this time\n\nsummary (default and autotuned choice vs the fastest):\n";
+  out += "\nvs peer: best peer time / this time (>1 is faster than " + report["peers"].get<std::string>() +
+         "); vs best: fastest / this time\n\nsummary (default and autotuned choice vs the fastest):\n";
   for (const auto& s : report["summary"])
     out += fmt::format("  {:<18} {:<5} {} thr: default {:<22} {:5.1f}%   autotuned {:<22} {:5.1f}%\n",
                        s["shape"].get<std::string>(), s["dtype"].get<std::string>(), s["threads"].get<int>(),

@@ -37,6 +37,10 @@ struct Plugin {
   std::function<Prepared(const std::vector<int64_t>& shape, DType dtype)> prepare;
   // Extra measurements printed after the table (dispatch overhead, ...).
   std::function<nlohmann::json()> extras;
+  // The libraries the "vs peer" column compares against, and how the
+  // legend names them ("OpenBLAS/oneDNN").
+  std::vector<std::string> peer_libraries;
+  std::string peer_text;
 };
 
 // Helpers the plug-ins share (bench_driver.cpp).

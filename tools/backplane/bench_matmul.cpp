@@ -62,6 +62,8 @@ Plugin bench_plugin_matmul() {
   p.parse_shape = parse;
   p.prepare = prepare;
   p.extras = [] { return nlohmann::json{{"dispatch overhead (1x1x1, warm)", dispatch_overhead()}}; };
+  p.peer_libraries = {"openblas", "onednn"};
+  p.peer_text = "OpenBLAS/oneDNN";
   return p;
 }
 

@@ -34,6 +34,12 @@ Plugin bench_plugin_sdpa() {
   p.shape_help = "B H L S D";
   p.parse_shape = parse;
   p.prepare = prepare;
+  // No attention library is installed here (ggml, PyTorch), so the peer is
+  // the naive composition NumPy-style code runs: math:any, q·kᵀ and ·v on
+  // the BLAS dispatcher with the L x S scores in memory. bench/sdpa_numpy_peer.py
+  // times NumPy itself.
+  p.peer_libraries = {"math"};
+  p.peer_text = "the naive composition, math:any";
   return p;
 }
 

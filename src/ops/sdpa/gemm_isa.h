@@ -21,4 +21,15 @@ inline kernels::cpu::GemmIsa pick_gemm_isa() {
   return GemmIsa::generic;
 }
 
+// For bf16 inputs: avx512_bf16 where avx512 is allowed and the CPU has the
+// BF16 dot products. bf16 x bf16 products are exact in fp32, so nothing is
+// rounded that the inputs did not already round.
+inline kernels::cpu::GemmIsa pick_gemm_isa(DType dtype) {
+  using kernels::cpu::GemmIsa;
+  const GemmIsa isa = pick_gemm_isa();
+  if (dtype == DType::bf16 && isa == GemmIsa::avx512 && kernels::cpu::gemm_isa_supported(GemmIsa::avx512_bf16))
+    return GemmIsa::avx512_bf16;
+  return isa;
+}
+
 }  // namespace bp::ops::sdpa

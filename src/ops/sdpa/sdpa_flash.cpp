@@ -48,7 +48,7 @@ void run_flash(const Params& p) {
   }
   a.scale = p.scale;
   a.causal = p.is_causal;
-  a.isa = pick_gemm_isa();
+  a.isa = pick_gemm_isa(p.dtype);
   kernels::cpu::flash_attention(a);
 }
 
