@@ -151,8 +151,9 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // 132 GFLOP/s at L = 4096 on one core), the scores read K and Qᵀ in place with the scale as alpha, and
 // the weights P are rounded to bf16 for Vᵀ·P, as PyTorch's CPU flash
 // kernel does for reduced-precision inputs. Widening every key/value block
-// for every query block cost a third of the time. (f16 keeps the widening
-// path: its rounding has no cheap inline form here.)
+// for every query block cost a third of the time. f16 scores are read in
+// place the same way (gemm_f16); its value blocks are still widened, since
+// rounding P to f16 has no cheap inline form here.
 
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
@@ -168,8 +169,9 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
               Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
               Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf) {
   using T = typename Elem<kElem>::T;
-  // bf16 inputs stay bf16 (Note [bf16 flash]).
+  // bf16 inputs stay bf16; f16 scores are read in place too (Note [bf16 flash]).
   constexpr bool kBf16 = kElem == AttnElem::bf16;
+  constexpr bool kHalf = kBf16 || kElem == AttnElem::f16;
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   const int64_t nq = std::min(a.q_block, a.L - i0);
   const int64_t E = a.E, Ev = a.Ev;
@@ -182,7 +184,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
   const Acc scale = static_cast<Acc>(a.scale);
-  if constexpr (!kBf16) {
+  if constexpr (!kHalf) {
     qbuf.resize(static_cast<std::size_t>(nq * E));
     for (int64_t r = 0; r < nq; ++r)
       for (int64_t e = 0; e < E; ++e)
@@ -199,8 +201,9 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
     sbuf.resize(static_cast<std::size_t>(nk * nq));
     Acc* st = sbuf.data();
-    if constexpr (kBf16) {  // Sᵀ = scale · K·Qᵀ straight from the bf16 views
-      gemm_bf16(a.isa, {k + j0 * a.k_rs, nk, E, a.k_rs, a.k_cs}, {q, E, nq, a.q_cs, a.q_rs}, {st, nk, nq, nq, 1},
+    if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
+      auto* half_gemm = kBf16 ? &gemm_bf16 : &gemm_f16;
+      half_gemm(a.isa, {k + j0 * a.k_rs, nk, E, a.k_rs, a.k_cs}, {q, E, nq, a.q_cs, a.q_rs}, {st, nk, nq, nq, 1},
                 scale, 0.0f);
     } else {
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k_rs, a.k_rs, a.k_cs, nk, E, kbuf);
