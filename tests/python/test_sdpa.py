@@ -90,7 +90,7 @@ def test_causal_is_top_left_aligned(impl, l, s):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_non_contiguous_inputs(impl, dtype):
     np_dtype, tol = DTYPES[dtype]
     q = np.swapaxes(rand((2, 33, 4, 16), np_dtype), 1, 2)  # (B, L, H, E) storage seen as (B, H, L, E)
