@@ -83,11 +83,24 @@ void softmax(const Params& p, Tensor& scores) {
   }
 }
 
+// cuBLAS needs a unit stride in one of a matrix's two dims (Note [Row-major
+// GEMM on column-major BLAS]); a view without one (a strided slice of the
+// head dim) is copied densely first, so math:cuda takes every layout.
+Tensor blas_ready(const Tensor& t) {
+  const int64_t n = t.ndim();
+  if (t.stride(n - 1) == 1 || t.stride(n - 2) == 1 || t.size(n - 1) == 1) return t;
+  Tensor dense = Tensor::empty(t.shape(), t.dtype(), t.device());
+  cast_into(dense, t);
+  return dense;
+}
+
 void run(const Params& p) {
   ops::sdpa::MathSteps steps;
   steps.softmax = softmax;
   steps.cast_into = cast_into;
-  ops::sdpa::run_math_composition(p, steps);
+  Params ready = p;
+  ready.q = blas_ready(p.q), ready.k = blas_ready(p.k), ready.v = blas_ready(p.v);
+  ops::sdpa::run_math_composition(ready, steps);
 }
 
 const bool registered = [] {

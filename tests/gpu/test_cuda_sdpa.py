@@ -131,6 +131,16 @@ def test_strided_bshd_views_from_torch(impl):
     np.testing.assert_allclose(host(out), oracle(xt, xt, xt), rtol=1e-2, atol=1e-2)
 
 
+def test_math_cuda_takes_a_head_dim_slice_with_stride_2():
+    torch = pytest.importorskip("torch")
+    x = rand((1, 2, 24, 32), 23)
+    q = backplane.from_dlpack(torch.from_numpy(x).cuda()[..., ::2])  # last-dim stride 2: no unit stride
+    with B.implementations("sdpa", "math:cuda"):
+        out = sdpa(q, q, q)
+    xs = x[..., ::2]
+    np.testing.assert_allclose(host(out), oracle(xs, xs, xs), rtol=2e-4, atol=2e-4)
+
+
 def test_math_cuda_dropout_drops_what_the_cpu_drops():
     q, k, v = rand((1, 2, 33, 16), 7), rand((1, 2, 40, 16), 8), rand((1, 2, 40, 16), 9)
     backplane.manual_seed(1234)
