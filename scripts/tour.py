@@ -77,6 +77,11 @@ def main():
     with sdpa_kernel([SDPBackend.MATH]):
         print(f"  sdpa_kernel([MATH])                              -> {B.explain('sdpa', q, q, q).chosen}")
     print(f"  after the scope: flash {B.cuda.flash_sdp_enabled()}, math {B.cuda.math_sdp_enabled()}")
+    print("  CUDA tensors go to (in cuda.sdp_priority_order):")
+    for impl in B.list_implementations("sdpa"):
+        if impl.name in ("cudnn:sdpa", "math:cuda"):
+            state = "ready" if impl.available else impl.reason
+            print(f"    {impl.name:<12} {state}")
 
     say("Bad input is a clear error, and changes nothing")
     for attempt in (lambda: setattr(B.cudnn, "benchmark_limit", -1),
