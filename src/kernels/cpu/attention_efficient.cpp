@@ -18,6 +18,7 @@
 
 #include "backplane/error.h"
 #include "kernels/cpu/attention_flash.h"
+#include "kernels/cpu/bf16_round.h"
 
 namespace bp::kernels::cpu {
 namespace {
@@ -45,7 +46,8 @@ struct Workspace {
   std::vector<Acc> s;     // q_block x kv_block scores, then weights
   std::vector<Acc> o;     // q_block x Ev unnormalised output
   std::vector<Acc> m, l;  // per row: running max and normaliser
-  std::vector<Acc> wide;  // kv_block x Ev widened values (f16/bf16 only)
+  std::vector<Acc> wide;  // kv_block x Ev widened values (f16 only)
+  std::vector<uint16_t> w16;  // q_block x kv_block weights as bf16 (bf16 only)
 };
 
 // s (nq x nk, contiguous) = scale · q_rows · k_rowsᵀ, read in place.
@@ -58,16 +60,24 @@ void scores(const EfficientAttention& a, const typename Io<D>::T* q, int64_t nq,
   const MatView<typename Io<D>::Acc> c{s, nq, nk, nk, 1};
   if constexpr (D == DType::f64) gemm_f64(a.isa, lhs, rhs, c, a.scale, 0.0);
   else if constexpr (D == DType::f32) gemm_f32(a.isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
-  else if constexpr (D == DType::f16) gemm_f16(a.isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
-  else gemm_bf16(a.isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
+  else if constexpr (D == DType::f16) gemm_f16(a.half_isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
+  else gemm_bf16(a.half_isa, lhs, rhs, c, static_cast<float>(a.scale), 0.0f);
 }
 
-// o (nq x Ev) += w (nq x nk) · v_rows; f16/bf16 values are widened first,
-// since the weights are in Acc.
+// o (nq x Ev) += w (nq x nk) · v_rows. bf16: the weights are rounded to
+// bf16 and v is read in place (as flash:cpu does, Note [bf16 flash]); f16
+// values are widened first, since the weights are in Acc.
 template <DType D>
 void add_values(const EfficientAttention& a, const typename Io<D>::Acc* w, int64_t nq, int64_t nk,
                 const typename Io<D>::T* v, Workspace<typename Io<D>::Acc>& ws) {
   using Acc = typename Io<D>::Acc;
+  if constexpr (D == DType::bf16) {
+    ws.w16.resize(static_cast<std::size_t>(nq * nk));
+    for (int64_t i = 0; i < nq * nk; ++i) ws.w16[i] = finite_to_bf16(w[i]);
+    gemm_bf16(a.half_isa, {ws.w16.data(), nq, nk, nk, 1}, {v, nk, a.Ev, a.v.rs, a.v.cs},
+              {ws.o.data(), nq, a.Ev, a.Ev, 1}, 1.0f, 1.0f);
+    return;
+  }
   MatView<const Acc> vb{nullptr, nk, a.Ev, 0, 0};
   if constexpr (std::is_same_v<typename Io<D>::T, Acc>) {
     vb.data = v, vb.rs = a.v.rs, vb.cs = a.v.cs;

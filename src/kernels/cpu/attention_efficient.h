@@ -8,7 +8,7 @@
 // v in place as strided views (the scale rides in the score GEMM's alpha,
 // and f16/bf16 scores use the GEMM's widening f16/bf16 entry points), so the
 // only per-thread memory is one score block, the output accumulators and,
-// for f16/bf16, one widened value block: O(q_block x (kv_block + Ev) +
+// for f16 one widened value block (bf16: the weights as bf16): O(q_block x (kv_block + Ev) +
 // kv_block x Ev). The value head size Ev is independent of E, and the mask
 // is any strided additive view (broadcast dims are stride 0).
 //
@@ -43,6 +43,9 @@ struct EfficientAttention {
   double scale = 1.0;
   bool causal = false;  // top-left aligned: query i sees keys j <= i
   GemmIsa isa = GemmIsa::generic;
+  // The GEMM variant for 16-bit operands (avx512_bf16 for bf16 where the
+  // CPU has it: exact products; else isa).
+  GemmIsa half_isa = GemmIsa::generic;
   int64_t q_block = 64, kv_block = 256;
 };
 

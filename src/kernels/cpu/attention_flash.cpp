@@ -14,12 +14,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "backplane/dtype.h"
 #include "backplane/tensor.h"
+#include "kernels/cpu/bf16_round.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -88,14 +88,6 @@ class Buf {
   StoragePtr st_;
   std::size_t cap_ = 0;
 };
-
-// An attention weight (finite, in [0, 1]) as bf16 bits, rounded to nearest
-// even: inline, so the conversion loop over a block vectorises.
-inline uint16_t weight_to_bf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
 
 // A rows x cols block of a strided view, as a view usable by the GEMM: the
 // view itself when it already holds Acc, else a converted copy in `buf`.
@@ -230,7 +222,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     if constexpr (kBf16) {  // P rounded to bf16, V read in place
       pbuf.resize(static_cast<std::size_t>(nk * nq));
       uint16_t* pb = pbuf.data();
-      for (int64_t i = 0; i < nk * nq; ++i) pb[i] = weight_to_bf16(st[i]);
+      for (int64_t i = 0; i < nk * nq; ++i) pb[i] = finite_to_bf16(st[i]);
       gemm_bf16(a.isa, {v + j0 * a.v_rs, Ev, nk, a.v_cs, a.v_rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
                 1.0f, 1.0f);
     } else {

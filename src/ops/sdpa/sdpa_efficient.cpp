@@ -35,6 +35,7 @@ void run_efficient(const Params& p) {
   a.scale = p.scale;
   a.causal = p.is_causal;
   a.isa = pick_gemm_isa();
+  a.half_isa = pick_gemm_isa(p.dtype);
   kernels::cpu::efficient_attention(a);
 }
 
@@ -55,7 +56,7 @@ std::unique_ptr<dispatch::Implementation> make_efficient_cpu() {
   list.push_back(C{"dropout", checks::no_dropout});
   dispatch::Properties props;
   props.workspace = "per thread: one score block and the output accumulators (O(q_block x (kv_block + Ev))), "
-                    "plus one widened value block for f16/bf16";
+                    "plus one widened value block for f16 (the weights as bf16 for bf16)";
   return std::make_unique<dispatch::Impl<Params>>("efficient:cpu", "cpu", props, std::move(list), run_efficient);
 }
 
