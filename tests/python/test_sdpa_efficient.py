@@ -162,3 +162,31 @@ def test_cpu_benchmark_autotunes_sdpa_between_the_fused_kernels():
     finally:
         backends.cpu.benchmark = False
         backends.autotune_cache.clear()
+
+
+def test_warn_for_unfused_kernels_names_every_fused_refusal(monkeypatch):
+    from backplane.nn import attention
+    q = rand((1, 2, 8, 16))
+    monkeypatch.setattr(attention, "WARN_FOR_UNFUSED_KERNELS", True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.scaled_dot_product_attention(q, q, q)  # flash:cpu runs: nothing to say
+    with pytest.warns(UserWarning) as caught:
+        F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)  # dropout: only math:any takes it
+    texts = [str(w.message) for w in caught]
+    assert any(t.startswith("flash:cpu not used because dropout:") for t in texts), texts
+    assert any(t.startswith("efficient:cpu not used because dropout:") for t in texts), texts
+    assert not any(t.startswith("math:") for t in texts)
+    monkeypatch.setattr(attention, "WARN_FOR_UNFUSED_KERNELS", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)  # off by default: silent
+
+
+def test_sdpa_kernel_variadic_is_sdpa_kernel_of_a_list():
+    from backplane.nn.attention import _sdpa_kernel_variadic
+    q = rand((1, 2, 8, 16))
+    with _sdpa_kernel_variadic(SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION):
+        assert not cuda.flash_sdp_enabled() and cuda.math_sdp_enabled() and cuda.mem_efficient_sdp_enabled()
+        assert backends.explain("sdpa", q, q, q).chosen == "efficient:cpu"
+    assert cuda.flash_sdp_enabled()

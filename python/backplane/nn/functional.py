@@ -33,6 +33,27 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise TypeError(f"scaled_dot_product_attention: dropout_p expects a float, but got {type(dropout_p).__name__}")
     if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))):
         raise TypeError(f"scaled_dot_product_attention: scale expects a float or None, but got {type(scale).__name__}")
-    return _C.scaled_dot_product_attention(
-        _tensor(query), _tensor(key), _tensor(value), None if attn_mask is None else _tensor(attn_mask),
-        float(dropout_p), is_causal, None if scale is None else float(scale), enable_gqa)
+    q, k, v = _tensor(query), _tensor(key), _tensor(value)
+    mask = None if attn_mask is None else _tensor(attn_mask)
+    from . import attention
+    if attention.WARN_FOR_UNFUSED_KERNELS:
+        _warn_if_unfused(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa)
+    return _C.scaled_dot_product_attention(q, k, v, mask, float(dropout_p), is_causal,
+                                           None if scale is None else float(scale), enable_gqa)
+
+
+def _warn_if_unfused(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
+    """With nn.attention.WARN_FOR_UNFUSED_KERNELS: when the call will run a math (unfused) implementation,
+    one UserWarning per reason each fused implementation refused it (the decision table's rows)."""
+    import warnings
+    options = {"dropout_p": float(dropout_p), "is_causal": float(is_causal), "enable_gqa": float(enable_gqa)}
+    if scale is not None:
+        options["scale"] = float(scale)
+    table = _C.explain("sdpa", [q, k, v] + ([] if mask is None else [mask]), options)
+    if not table["chosen"] or not table["chosen"].startswith("math:"):
+        return
+    for name, status, reasons in table["rows"]:
+        if name.startswith("math:") or status in ("not built", "not available"):
+            continue
+        for reason in reasons:
+            warnings.warn(f"{name} not used because {reason}", UserWarning, stacklevel=3)

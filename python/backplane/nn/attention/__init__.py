@@ -7,6 +7,8 @@ from ... import _C
 
 __all__ = ["SDPBackend", "SDPAParams", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
 
+# When True, scaled_dot_product_attention warns, reason by reason, why each
+# fused implementation refused a call that then runs a math (unfused) one.
 WARN_FOR_UNFUSED_KERNELS = False
 
 
@@ -93,3 +95,8 @@ def sdpa_kernel(backends, set_priority=False):
         assignments.append(("cuda.sdp_priority_order", order))
     with _C.FlagScope(assignments):
         yield {}
+
+
+def _sdpa_kernel_variadic(*backends):
+    """sdpa_kernel(list(backends)): PyTorch's spelling for torch.compile."""
+    return sdpa_kernel(list(backends))
