@@ -46,7 +46,7 @@ struct EfficientAttention {
   // The GEMM variant for 16-bit operands (avx512_bf16 for bf16 where the
   // CPU has it: exact products; else isa).
   GemmIsa half_isa = GemmIsa::generic;
-  int64_t q_block = 64, kv_block = 256;
+  int64_t q_block = 128, kv_block = 256;
 };
 
 void efficient_attention(const EfficientAttention& args);
