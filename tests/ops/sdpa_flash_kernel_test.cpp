@@ -12,10 +12,29 @@
 #include <random>
 #include <vector>
 
+#include "backplane/dtype.h"
 #include "kernels/cpu/attention_flash.h"
 
 namespace bp::kernels::cpu {
 namespace {
+
+TEST(FlashKernel, F16cWideningMatchesTheScalarConversion) {
+  if (!flash_softmax_avx512_supported()) GTEST_SKIP() << "no AVX-512";
+  // Every width up to two vectors and a bit (the masked tail), rows with a
+  // stride wider than the row, values over the whole f16 range.
+  std::mt19937 gen(7);
+  for (int64_t cols = 1; cols <= 35; ++cols) {
+    const int64_t rows = 3, rs = cols + 5;
+    std::vector<uint16_t> src(static_cast<std::size_t>(rows * rs));
+    for (auto& h : src) h = static_cast<uint16_t>(gen() & 0x7BFFu) | static_cast<uint16_t>(gen() & 0x8000u);
+    std::vector<float> got(static_cast<std::size_t>(rows * cols + 1), -7.0f);
+    detail::widen_f16_rows_avx512(src.data(), rs, rows, cols, got.data());
+    EXPECT_EQ(got.back(), -7.0f) << "wrote past the end, cols " << cols;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        ASSERT_EQ(got[r * cols + c], half_bits_to_float(src[r * rs + c])) << "r " << r << " c " << c;
+  }
+}
 
 TEST(FlashKernel, Avx512ExpMatchesStdExp) {
   if (!flash_softmax_avx512_supported()) GTEST_SKIP() << "no AVX-512";

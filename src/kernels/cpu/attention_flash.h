@@ -56,6 +56,9 @@ void exp_f32_avx512(const float* x, float* y, int64_t n);  // y = exp(x), ~1-2 u
 // One online-softmax step on a transposed score block (nk x nq, query index
 // last): updates m, l per query, writes corr = exp(m_old - m_new) and P in s.
 void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr);
+// dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit
+// column stride) widened to fp32 with F16C.
+void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
 }  // namespace detail
 
 }  // namespace bp::kernels::cpu

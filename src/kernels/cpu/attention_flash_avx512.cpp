@@ -113,4 +113,18 @@ void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, f
   }
 }
 
+void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint16_t* in = src + r * rs;
+    float* out = dst + r * cols;
+    int64_t c = 0;
+    for (; c + 16 <= cols; c += 16)
+      _mm512_storeu_ps(out + c, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + c))));
+    if (c < cols) {
+      const __mmask16 tail = static_cast<__mmask16>((1u << (cols - c)) - 1);
+      _mm512_mask_storeu_ps(out + c, tail, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(tail, in + c)));
+    }
+  }
+}
+
 }  // namespace bp::kernels::cpu::detail
