@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/tensor_internal.h"
 #include "core/threads.h"
 #include "ops/matmul/impl_list.h"
 #include "ops/matmul/params.h"
@@ -25,12 +26,6 @@ namespace bp {
 namespace {
 
 using ops::matmul::Params;
-
-std::string shape_text(const Shape& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
 
 void check_tensor(const char* op, const char* name, const Tensor& t) {
   if (!t.defined()) throw_bad_value(op, std::string(name) + " undefined", std::string("a defined tensor for ") + name);
@@ -56,7 +51,7 @@ Shape broadcast(const char* op, const char* what, const Shape& x, const Shape& y
     const int64_t a = i < n - x.size() ? 1 : x[i - (n - x.size())];
     const int64_t b = i < n - y.size() ? 1 : y[i - (n - y.size())];
     if (a != b && a != 1 && b != 1)
-      throw_bad_value(op, std::string(what) + " " + shape_text(x) + " and " + shape_text(y),
+      throw_bad_value(op, std::string(what) + " " + detail::shape_str(x) + " and " + detail::shape_str(y),
                       "broadcastable shapes (each dim equal, or 1)");
     out[i] = a == 1 ? b : a;
   }
@@ -88,12 +83,12 @@ Params make_params(const char* op, const Tensor& a_in, const Tensor& b_in, Shape
   check_tensor(op, "b", b_in);
   check_same(op, "a", a_in, "b", b_in);
   if (a_in.ndim() == 0 || b_in.ndim() == 0)
-    throw_bad_value(op, "a " + shape_text(a_in.shape()) + " and b " + shape_text(b_in.shape()),
+    throw_bad_value(op, "a " + detail::shape_str(a_in.shape()) + " and b " + detail::shape_str(b_in.shape()),
                     "tensors with at least 1 dimension (0-d tensors cannot be multiplied)");
   const Tensor a = a_in.ndim() == 1 ? as_matrix(a_in, true) : a_in;
   const Tensor b = b_in.ndim() == 1 ? as_matrix(b_in, false) : b_in;
   if (a.size(-1) != b.size(-2))
-    throw_bad_value(op, "shapes " + shape_text(a_in.shape()) + " and " + shape_text(b_in.shape()) + " (" +
+    throw_bad_value(op, "shapes " + detail::shape_str(a_in.shape()) + " and " + detail::shape_str(b_in.shape()) + " (" +
                             std::to_string(a.size(-1)) + " != " + std::to_string(b.size(-2)) + ")",
                     "a's last dimension equal to b's " + std::string(b_in.ndim() == 1 ? "only" : "second-to-last") +
                         " dimension");
@@ -131,7 +126,7 @@ void attach_bias(const char* op, Params& p, const Tensor& bias, double beta, dou
   for (int64_t i = 1; fits && i <= bias.ndim(); ++i)
     fits = bias.size(-i) == 1 || bias.size(-i) == out[out.size() - static_cast<std::size_t>(i)];
   if (!fits)
-    throw_bad_value(op, "bias " + shape_text(bias.shape()) + " for a product of shape " + shape_text(out),
+    throw_bad_value(op, "bias " + detail::shape_str(bias.shape()) + " for a product of shape " + detail::shape_str(out),
                     "a bias broadcastable to the product's shape");
   p.bias = expand(bias, out);
 }
@@ -160,7 +155,7 @@ dispatch::Decision explain_params(const Params& p) {
 void check_2d(const char* op, const char* name, const Tensor& t) {
   check_tensor(op, name, t);
   if (t.ndim() != 2)
-    throw_bad_value(op, std::string(name) + " " + shape_text(t.shape()), std::string("a 2-D ") + name);
+    throw_bad_value(op, std::string(name) + " " + detail::shape_str(t.shape()), std::string("a 2-D ") + name);
 }
 
 Params addmm_params(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, double alpha, Shape& result) {
@@ -176,11 +171,11 @@ Params linear_params(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   check_2d("linear", "weight", weight);
   check_tensor("linear", "x", x);
   if (x.ndim() == 0 || x.size(-1) != weight.size(1))
-    throw_bad_value("linear", "x " + shape_text(x.shape()) + " and weight " + shape_text(weight.shape()),
+    throw_bad_value("linear", "x " + detail::shape_str(x.shape()) + " and weight " + detail::shape_str(weight.shape()),
                     "x's last dimension equal to weight's in_features (weight.shape[1])");
   Params p = make_params("linear", x, weight.T(), result);
   if (bias.defined() && bias.ndim() != 1)
-    throw_bad_value("linear", "bias " + shape_text(bias.shape()), "a 1-D bias of out_features elements");
+    throw_bad_value("linear", "bias " + detail::shape_str(bias.shape()), "a 1-D bias of out_features elements");
   attach_bias("linear", p, bias, 1.0, 1.0);
   return p;
 }

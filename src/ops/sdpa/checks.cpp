@@ -6,27 +6,24 @@
 #include <string>
 
 #include "backplane/flags.h"
+#include "core/tensor_internal.h"
 
 namespace bp::ops::sdpa::checks {
 namespace {
 
-std::string shape_text(const Tensor& t) {
-  std::string out = "[";
-  for (int64_t i = 0; i < t.ndim(); ++i) out += (i ? ", " : "") + std::to_string(t.size(i));
-  return out + "]";
-}
-
-std::string num_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
+std::string shape_text(const Tensor& t) { return detail::shape_str(t.shape()); }
 
 std::string qkv_text(const Params& p, const std::function<std::string(const Tensor&)>& f) {
   return "query " + f(p.q_in) + ", key " + f(p.k_in) + ", value " + f(p.v_in);
 }
 
 }  // namespace
+
+std::string num_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
 
 bool cpu_device(const Params& p, Reasons& r) {
   return p.device.is_cpu() || r.fail("cpu tensors", [&] { return p.device.str(); });

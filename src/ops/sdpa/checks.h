@@ -13,6 +13,9 @@ namespace bp::ops::sdpa::checks {
 
 using dispatch::Reasons;
 
+// A number as the reasons and errors print it ("%g": 0.1, 1e-05).
+std::string num_text(double x);
+
 bool cpu_device(const Params& p, Reasons& r);       // "device": cpu tensors
 bool flash_enabled(const Params& p, Reasons& r);    // "enabled": cuda.flash_sdp_enabled
 bool math_enabled(const Params& p, Reasons& r);     // "enabled": cuda.math_sdp_enabled

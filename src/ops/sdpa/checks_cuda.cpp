@@ -4,22 +4,16 @@
 
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <mutex>
 #include <string>
 
 #include "backends/cuda/cuda_loader.h"
+#include "backends/probes.h"
 #include "backplane/flags.h"
 #include "ops/sdpa/checks.h"
 
 namespace bp::ops::sdpa::cuda_checks {
 namespace {
-
-std::string num_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 std::string sm_text(const CudaSdpaEnv& env) {
   return "sm " + std::to_string(env.sm_major) + "." + std::to_string(env.sm_minor);
@@ -60,10 +54,6 @@ CudaSdpaEnv cuda_env_of(const Params& p) {
   return envs[static_cast<std::size_t>(index)];
 }
 
-std::string cudnn_version_text(long v) {
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
-}
-
 bool cuda_device(const Params& p, Reasons& r) {
   return p.device.is_cuda() || r.fail("cuda tensors", [&] { return p.device.str(); });
 }
@@ -76,12 +66,12 @@ bool cudnn_enabled(const Params&, Reasons& r) {
 bool cudnn_version(const Params& p, const CudaSdpaEnv& env, Reasons& r) {
   if (env.cudnn_version < 90000)
     return r.fail("cuDNN 9.0.0 or newer at run time", [&] {
-      return env.cudnn_version ? "cuDNN " + cudnn_version_text(env.cudnn_version) : std::string("no cuDNN");
+      return env.cudnn_version ? "cuDNN " + backends::detail::decode_version(env.cudnn_version) : std::string("no cuDNN");
     });
   // cuDNN 9.11 to 9.13 lost dropout in SDPA (PyTorch checks the same range).
   if (p.dropout_p > 0 && env.cudnn_version >= 91100 && env.cudnn_version < 91400)
     return r.fail("a cuDNN with SDPA dropout (not 9.11 - 9.13) when dropout_p > 0",
-                  [&] { return "cuDNN " + cudnn_version_text(env.cudnn_version); });
+                  [&] { return "cuDNN " + backends::detail::decode_version(env.cudnn_version); });
   return true;
 }
 
@@ -103,7 +93,7 @@ bool cudnn_dropout(const Params& p, Reasons& r) {
   const double sixteenths = p.dropout_p * 16.0;
   if (sixteenths == std::floor(sixteenths)) return true;
   return r.fail("a dropout probability that is a multiple of 1/16 (cuDNN's resolution)",
-                [&] { return "dropout_p " + num_text(p.dropout_p); });
+                [&] { return "dropout_p " + checks::num_text(p.dropout_p); });
 }
 
 bool cudnn_sizes(const Params& p, Reasons& r) {

@@ -28,9 +28,6 @@ struct CudaSdpaEnv {
 // CUDA or the device is not available).
 CudaSdpaEnv cuda_env_of(const Params& p);
 
-// "9.19.0" from 91900.
-std::string cudnn_version_text(long version);
-
 bool cuda_device(const Params& p, Reasons& r);    // "device": cuda tensors
 bool cudnn_enabled(const Params& p, Reasons& r);  // "enabled": cuda.cudnn_sdp_enabled
 

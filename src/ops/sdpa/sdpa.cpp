@@ -7,11 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "backplane/flags.h"
+#include "core/tensor_internal.h"
 #include "core/threads.h"
+#include "ops/sdpa/checks.h"
 #include "ops/sdpa/impl_list.h"
 #include "ops/sdpa/params.h"
 #include "ops/sdpa/priority.h"
@@ -22,18 +23,6 @@ namespace {
 using ops::sdpa::MaskKind;
 using ops::sdpa::Params;
 constexpr const char* kOp = "scaled_dot_product_attention";
-
-std::string shape_text(const Shape& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-std::string num_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 Shape lead(const Tensor& t, int64_t drop = 2) { return Shape(t.shape().begin(), t.shape().end() - drop); }
 
@@ -47,7 +36,7 @@ Shape broadcast(const std::vector<std::pair<const char*, Shape>>& shapes, const 
       int64_t& o = out[n - s.size() + i];
       if (s[i] != 1 && o != 1 && s[i] != o) {
         std::string got;
-        for (const auto& [nm, sh] : shapes) got += (got.empty() ? "" : ", ") + std::string(nm) + " " + shape_text(sh);
+        for (const auto& [nm, sh] : shapes) got += (got.empty() ? "" : ", ") + std::string(nm) + " " + detail::shape_str(sh);
         throw_bad_value(kOp, got, std::string(what) + " that broadcast (each dim equal, or 1)");
       }
       if (s[i] != 1) o = s[i];
@@ -86,7 +75,7 @@ void check_input(const char* name, const Tensor& t) {
     throw_bad_value(kOp, std::string(name) + " of dtype " + dtype_name(t.dtype()),
                     "float16, bfloat16, float32 or float64 query, key and value");
   if (t.ndim() < 2)
-    throw_bad_value(kOp, std::string(name) + " " + shape_text(t.shape()),
+    throw_bad_value(kOp, std::string(name) + " " + detail::shape_str(t.shape()),
                     std::string("a ") + name + " with at least 2 dimensions (…, seq_len, head_dim)");
 }
 
@@ -124,14 +113,14 @@ Params make_params(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
     throw_bad_value(kOp, "query on " + q.device().str() + ", key on " + k.device().str() + ", value on " + v.device().str(),
                     "query, key and value on one device");
   if (k.size(-1) != q.size(-1))
-    throw_bad_value(kOp, "query " + shape_text(q.shape()) + " and key " + shape_text(k.shape()),
+    throw_bad_value(kOp, "query " + detail::shape_str(q.shape()) + " and key " + detail::shape_str(k.shape()),
                     "key's last dimension (head_dim) equal to query's");
   if (k.size(-2) != v.size(-2))
-    throw_bad_value(kOp, "key " + shape_text(k.shape()) + " and value " + shape_text(v.shape()),
+    throw_bad_value(kOp, "key " + detail::shape_str(k.shape()) + " and value " + detail::shape_str(v.shape()),
                     "key and value with the same sequence length (size(-2))");
   if (!(dropout_p >= 0.0 && dropout_p <= 1.0))
-    throw_bad_value(kOp, "dropout_p " + num_text(dropout_p), "a dropout probability in [0, 1]");
-  if (scale && !std::isfinite(*scale)) throw_bad_value(kOp, "scale " + num_text(*scale), "a finite scale");
+    throw_bad_value(kOp, "dropout_p " + ops::sdpa::checks::num_text(dropout_p), "a dropout probability in [0, 1]");
+  if (scale && !std::isfinite(*scale)) throw_bad_value(kOp, "scale " + ops::sdpa::checks::num_text(*scale), "a finite scale");
   if (mask.defined()) {
     if (mask.dtype() != DType::boolean && !is_floating(mask.dtype()))
       throw_bad_value(kOp, std::string("attn_mask of dtype ") + dtype_name(mask.dtype()),
@@ -191,7 +180,7 @@ Params make_params(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
     const Shape scores = with(visible, p.L, p.S);
     if (mask.ndim() > static_cast<int64_t>(scores.size()) ||
         broadcast({{"attn_mask", mask.shape()}, {"scores", scores}}, "attn_mask and the scores (…, L, S)") != scores)
-      throw_bad_value(kOp, "attn_mask " + shape_text(mask.shape()) + " for scores " + shape_text(scores),
+      throw_bad_value(kOp, "attn_mask " + detail::shape_str(mask.shape()) + " for scores " + detail::shape_str(scores),
                       "an attn_mask broadcastable to the scores' shape (…, L, S)");
     Tensor m = expand(additive_mask(mask, ops::sdpa::compute_dtype(p.dtype)), scores);
     if (group > 1) m = split_dim(m, m.ndim() - 3, kv_heads, group, false);
