@@ -93,21 +93,6 @@ void add_values(const EfficientAttention& a, const typename Io<D>::Acc* w, int64
   else gemm_f32(a.isa, lhs, vb, c, 1.0f, 1.0f);
 }
 
-// s[c] = exp(s[c] - shift) for c < n: the AVX-512 exp of the flash kernel
-// for f32 where the ISA allows it, else std::exp.
-template <class Acc>
-void exp_shifted(const EfficientAttention& a, Acc* s, int64_t n, Acc shift) {
-  for (int64_t c = 0; c < n; ++c) s[c] -= shift;
-  if constexpr (std::is_same_v<Acc, float>) {
-    static const bool avx512 = flash_softmax_avx512_supported();
-    if (avx512 && (a.isa == GemmIsa::avx512 || a.isa == GemmIsa::avx512_bf16)) {
-      detail::exp_f32_avx512(s, s, n);
-      return;
-    }
-  }
-  for (int64_t c = 0; c < n; ++c) s[c] = std::exp(s[c]);
-}
-
 // Folds one score row (keys j0..j0+nk of query row i) into its running
 // state and leaves the row's weights in s (0 for keys it does not see).
 template <class Acc>
@@ -126,9 +111,7 @@ void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64
     std::fill(s, s + nk, Acc(0));
     return;
   }
-  exp_shifted(a, s, visible, m_new);
-  Acc sum = 0;
-  for (int64_t c = 0; c < visible; ++c) sum += s[c];
+  const Acc sum = exp_shifted_sum(s, visible, m_new, softmax_avx512_allowed(a.isa));
   std::fill(s + visible, s + nk, Acc(0));
   const Acc shrink = std::exp(m - m_new);  // 0 on the first visible block, 1 when the max holds
   if (shrink != Acc(1)) {

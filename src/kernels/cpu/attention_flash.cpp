@@ -180,8 +180,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   const T* k = static_cast<const T*>(a.k) + a.k_off[n];
   const T* v = static_cast<const T*>(a.v) + a.v_off[n];
   const Acc* mask = a.mask ? static_cast<const Acc*>(a.mask) + a.mask_off[n] : nullptr;
-  const bool vec = std::is_same_v<Acc, float> && (a.isa == GemmIsa::avx512 || a.isa == GemmIsa::avx512_bf16) &&
-                   flash_softmax_avx512_supported();
+  const bool vec = std::is_same_v<Acc, float> && softmax_avx512_allowed(a.isa);
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
   const Acc scale = static_cast<Acc>(a.scale);
@@ -269,6 +268,28 @@ bool flash_softmax_avx512_supported() {
   // Same feature set as the AVX-512 GEMM (the file is built with its flags).
   static const bool ok = gemm_isa_supported(GemmIsa::avx512);
   return ok;
+}
+
+bool softmax_avx512_allowed(GemmIsa isa) {
+  return (isa == GemmIsa::avx512 || isa == GemmIsa::avx512_bf16) && flash_softmax_avx512_supported();
+}
+
+float exp_shifted_sum(float* s, int64_t n, float shift, bool avx512) {
+  float sum = 0;
+  if (avx512) {
+    for (int64_t i = 0; i < n; ++i) s[i] -= shift;
+    detail::exp_f32_avx512(s, s, n);
+    for (int64_t i = 0; i < n; ++i) sum += s[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
+  }
+  return sum;
+}
+
+double exp_shifted_sum(double* s, int64_t n, double shift, bool) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
+  return sum;
 }
 
 void flash_attention(const FlashAttention& args) {

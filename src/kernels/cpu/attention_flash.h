@@ -49,6 +49,18 @@ void flash_attention(const FlashAttention& args);
 // Whether the AVX-512 softmax helpers below can run here (build and CPU).
 bool flash_softmax_avx512_supported();
 
+// Whether a kernel running its GEMMs on `isa` may use the AVX-512 softmax
+// helpers: the isa is an AVX-512 one (the CPU-capability cap allowed it) and
+// flash_softmax_avx512_supported().
+bool softmax_avx512_allowed(GemmIsa isa);
+
+// s[i] = exp(s[i] - shift) for i < n; returns their sum. The AVX-512 exp
+// when `avx512` (softmax_avx512_allowed), else std::exp; double always
+// takes std::exp. The online and plain softmaxes of every sdpa CPU path
+// (efficient:cpu's rows, math:any's rows) share it.
+float exp_shifted_sum(float* s, int64_t n, float shift, bool avx512);
+double exp_shifted_sum(double* s, int64_t n, double shift, bool avx512);
+
 namespace detail {
 // AVX-512 softmax pieces (attention_flash_avx512.cpp); only call them when
 // flash_softmax_avx512_supported(). Exposed for the tests.

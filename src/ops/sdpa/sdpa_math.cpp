@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <limits>
-#include <type_traits>
 
 #include "backplane/flags.h"
 #include "backplane/ops/matmul.h"
@@ -31,8 +30,7 @@ void softmax_rows(const Params& p, Acc* scores) {
   const int64_t rows = p.batch * p.L;
   // f32 rows take the flash kernel's AVX-512 exp where the ISA and the
   // CPU-capability cap allow it (the exp was 2/3 of this path's time).
-  const bool vec_exp = std::is_same_v<Acc, float> && pick_gemm_isa() == kernels::cpu::GemmIsa::avx512 &&
-                       kernels::cpu::flash_softmax_avx512_supported();
+  const bool vec_exp = kernels::cpu::softmax_avx512_allowed(pick_gemm_isa());
 #pragma omp parallel for schedule(static)
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t b = row / p.L, i = row % p.L;
@@ -50,15 +48,7 @@ void softmax_rows(const Params& p, Acc* scores) {
       std::fill(s, s + p.S, Acc(0));
       continue;
     }
-    Acc sum = 0;
-    if (vec_exp) {
-      for (int64_t j = 0; j < p.S; ++j) s[j] -= mx;
-      kernels::cpu::detail::exp_f32_avx512(reinterpret_cast<float*>(s), reinterpret_cast<float*>(s), p.S);
-      for (int64_t j = 0; j < p.S; ++j) sum += s[j];
-    } else {
-      for (int64_t j = 0; j < p.S; ++j) sum += (s[j] = std::exp(s[j] - mx));
-    }
-    const Acc inv = Acc(1) / sum;
+    const Acc inv = Acc(1) / kernels::cpu::exp_shifted_sum(s, p.S, mx, vec_exp);
     for (int64_t j = 0; j < p.S; ++j) {
       s[j] *= inv;
       if (dropout)
@@ -93,10 +83,6 @@ std::unique_ptr<dispatch::Implementation> make_math() {
   return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math,
                                                   std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed});
 }
-
-}  // namespace bp::ops::sdpa
-
-namespace bp::ops::sdpa {
 
 void run_math_composition(const Params& p, const MathSteps& steps) {
   const bool low = p.dtype == DType::f16 || p.dtype == DType::bf16;
