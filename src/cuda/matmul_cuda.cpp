@@ -20,15 +20,6 @@ namespace {
 using dispatch::Reasons;
 using ops::matmul::Params;
 
-GemmDtype gemm_dtype(DType d) {
-  switch (d) {
-    case DType::f64: return GemmDtype::f64;
-    case DType::f16: return GemmDtype::f16;
-    case DType::bf16: return GemmDtype::bf16;
-    default: return GemmDtype::f32;
-  }
-}
-
 // The innermost 2-D view of a [batch..., rows, cols] tensor.
 GemmMatrix matrix_of(const Tensor& t, int64_t batch_stride) {
   const int64_t n = t.ndim();

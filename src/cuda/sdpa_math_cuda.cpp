@@ -16,6 +16,7 @@
 #include "ops/sdpa/checks_cuda.h"
 #include "ops/sdpa/impl_list.h"
 #include "ops/sdpa/math_composition.h"
+#include "gemm_args.h"
 #include "sdpa_math_kernels.h"
 
 namespace bp::cuda_impl {
@@ -25,19 +26,10 @@ using dispatch::Reasons;
 using ops::sdpa::Params;
 constexpr const char* kName = "math:cuda";
 
-FloatType float_type(DType d) {
-  switch (d) {
-    case DType::f64: return FloatType::f64;
-    case DType::f16: return FloatType::f16;
-    case DType::bf16: return FloatType::bf16;
-    default: return FloatType::f32;
-  }
-}
-
 StridedView view_of(const Tensor& t) {
   StridedView v{};
   v.data = const_cast<void*>(t.data());
-  v.type = float_type(t.dtype());
+  v.type = gemm_dtype(t.dtype());
   v.ndim = static_cast<int>(t.ndim());
   for (int d = 0; d < v.ndim; ++d) v.sizes[d] = t.size(d), v.strides[d] = t.stride(d);
   return v;

@@ -10,14 +10,15 @@
 
 #include <cstdint>
 
+#include "backends/cuda/blas_gemm.h"  // GemmDtype: the four float element types
+
 namespace bp::cuda_impl {
 
-enum class FloatType { f32, f64, f16, bf16 };
 constexpr int kMaxViewDims = 12;
 
 struct StridedView {
   void* data;
-  FloatType type;
+  GemmDtype type;
   int ndim;
   int64_t sizes[kMaxViewDims];
   int64_t strides[kMaxViewDims];  // in elements
