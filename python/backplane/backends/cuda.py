@@ -301,21 +301,16 @@ def _is_cpu_tensor(x):
 
 def _row_reasons(params, implementation):
     """The ``implementation`` row of the sdpa decision for ``params``: (accepted, reasons)."""
-    from .._tensor import Tensor, asarray
+    from ._dispatch import explain
 
-    def tensor(x):
-        return x if isinstance(x, Tensor) else asarray(x)
-
-    tensors = [tensor(params.query), tensor(params.key), tensor(params.value)]
-    if params.attn_mask is not None:
-        tensors.append(tensor(params.attn_mask))
-    options = {"dropout_p": float(params.dropout), "is_causal": float(params.is_causal),
-               "enable_gqa": float(params.enable_gqa)}
-    table = _C.explain("sdpa", tensors, options)
-    for name, status, reasons in table["rows"]:
-        if name == implementation:
-            return status in ("chosen", "acceptable"), list(reasons)
-    return False, [f"{implementation}: not in this build's sdpa list"]
+    table = explain("sdpa", params.query, params.key, params.value, params.attn_mask,
+                    dropout_p=float(params.dropout), is_causal=float(params.is_causal),
+                    enable_gqa=float(params.enable_gqa))
+    try:
+        row = table.row(implementation)
+    except KeyError:
+        return False, [f"{implementation}: not in this build's sdpa list"]
+    return row.status in ("chosen", "acceptable"), row.reasons
 
 
 def _flash_cpu_reasons(params):

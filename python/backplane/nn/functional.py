@@ -46,14 +46,15 @@ def _warn_if_unfused(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     """With nn.attention.WARN_FOR_UNFUSED_KERNELS: when the call will run a math (unfused) implementation,
     one UserWarning per reason each fused implementation refused it (the decision table's rows)."""
     import warnings
+    from ..backends import explain
     options = {"dropout_p": float(dropout_p), "is_causal": float(is_causal), "enable_gqa": float(enable_gqa)}
     if scale is not None:
         options["scale"] = float(scale)
-    table = _C.explain("sdpa", [q, k, v] + ([] if mask is None else [mask]), options)
-    if not table["chosen"] or not table["chosen"].startswith("math:"):
+    table = explain("sdpa", q, k, v, mask, **options)
+    if not table.chosen or not table.chosen.startswith("math:"):
         return
-    for name, status, reasons in table["rows"]:
-        if name.startswith("math:") or status in ("not built", "not available"):
+    for row in table:
+        if row.implementation.startswith("math:") or row.status in ("not built", "not available"):
             continue
-        for reason in reasons:
-            warnings.warn(f"{name} not used because {reason}", UserWarning, stacklevel=3)
+        for reason in row.reasons:
+            warnings.warn(f"{row.implementation} not used because {reason}", UserWarning, stacklevel=3)
