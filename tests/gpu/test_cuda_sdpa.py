@@ -1,5 +1,5 @@
-"""cudnn:sdpa and math:cuda on a real GPU (scripts/gpu-check), against an
-fp64 NumPy oracle written from the definition and, where importable,
+"""cudnn:sdpa and math:cuda on a real GPU (scripts/gpu-check), against the
+fp64 NumPy oracle of the CPU tests (tests/python/sdpa_oracle.py) and, where importable,
 torch.nn.functional.scaled_dot_product_attention. Skipped without a GPU."""
 
 import pathlib
@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))  # the shared SDPA oracle
 
 import backplane  # noqa: E402
 import backplane.backends as B  # noqa: E402
 from backplane.nn.attention import SDPAParams, SDPBackend, sdpa_kernel  # noqa: E402
 from backplane.nn.functional import scaled_dot_product_attention as sdpa  # noqa: E402
+from sdpa_oracle import oracle  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not backplane.cuda.is_available(),
                                 reason=f"no CUDA device: {backplane.cuda.unavailable_reason()}")
@@ -33,30 +35,13 @@ def rand(shape, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
-def oracle(q, k, v, mask=None, causal=False, scale=None):
-    """softmax(q kᵀ scale + mask) v in float64, row by row; fully masked rows give 0."""
-    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
-    group = q.shape[-3] // k.shape[-3]
-    k, v = np.repeat(k, group, axis=-3), np.repeat(v, group, axis=-3)
-    s = q @ np.swapaxes(k, -1, -2) * (scale if scale is not None else 1 / np.sqrt(q.shape[-1]))
-    if mask is not None:
-        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
-    if causal:
-        L, S = s.shape[-2:]
-        s = np.where(np.tril(np.ones((L, S), bool)), s, -np.inf)
-    mx = s.max(-1, keepdims=True)
-    w = np.where(np.isinf(mx), 0.0, np.exp(s - np.where(np.isinf(mx), 0, mx)))
-    den = w.sum(-1, keepdims=True)
-    return (np.divide(w, den, out=np.zeros_like(w), where=den > 0)) @ v
-
-
 def rounded(x, dtype):
     """x as the GPU sees it after the cast to dtype, back in float64."""
     return host(on_gpu(x, dtype))
 
 
 def check(out, q, k, v, dtype, **kw):
-    ref = oracle(rounded(q, dtype), rounded(k, dtype), rounded(v, dtype), **kw)
+    ref = oracle(rounded(q, dtype), rounded(k, dtype), rounded(v, dtype), gqa=True, **kw)
     np.testing.assert_allclose(host(out), ref, rtol=TOL[dtype], atol=TOL[dtype])
 
 

@@ -1,4 +1,4 @@
-"""backplane.nn.functional.scaled_dot_product_attention against a NumPy float64 oracle written here:
+"""backplane.nn.functional.scaled_dot_product_attention against the NumPy float64 oracle (sdpa_oracle.py):
 mask kinds, causal with L <, =, > S, GQA, head sizes and lengths (seeded sample), non-contiguous
 inputs, dtypes, each implementation forced, knob choices, reasons, errors, can_use_flash_attention."""
 
@@ -13,6 +13,7 @@ from backplane import backends
 from backplane.backends import cuda
 from backplane.nn import functional as F
 from backplane.nn.attention import SDPAParams, SDPBackend, sdpa_kernel
+from sdpa_oracle import oracle
 
 IMPLS = ["flash:cpu", "efficient:cpu", "math:any"]
 DTYPES = {"float32": (np.float32, 2e-5), "float64": (np.float64, 1e-10),
@@ -22,27 +23,6 @@ RNG = np.random.default_rng(0)
 
 def rand(shape, dtype=np.float32):
     return RNG.uniform(-1, 1, size=shape).astype(dtype)
-
-
-def oracle(q, k, v, mask=None, causal=False, scale=None, gqa=False):
-    """softmax(q kᵀ scale + mask) v in float64, fully masked rows 0, GQA by repeating k/v heads."""
-    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
-    if gqa and q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
-        k = np.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
-        v = np.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)
-    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
-    s = q @ np.swapaxes(k, -1, -2) * scale
-    L, S = s.shape[-2:]
-    if mask is not None:
-        mask = np.asarray(mask)
-        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(np.float64)
-    if causal:
-        s = np.where(np.tril(np.ones((L, S), bool)), s, -np.inf)
-    mx = s.max(axis=-1, keepdims=True)
-    dead = np.isneginf(mx)
-    w = np.exp(s - np.where(dead, 0, mx))
-    w = np.where(dead, 0, w / np.where(dead, 1, w.sum(axis=-1, keepdims=True)))
-    return w @ v
 
 
 def check(got, want, tol):

@@ -1,4 +1,4 @@
-"""efficient:cpu against a float64 NumPy oracle written here: value head size != query head size,
+"""efficient:cpu against the float64 NumPy oracle (sdpa_oracle.py): value head size != query head size,
 masks of any broadcastable shape (bool and float), causal with L <, =, > S, GQA, lengths 1 to 300,
 every dtype, non-contiguous inputs; its explain rows and can_use_efficient_attention."""
 
@@ -13,6 +13,7 @@ from backplane import backends
 from backplane.backends import cuda
 from backplane.nn import functional as F
 from backplane.nn.attention import SDPAParams, SDPBackend, sdpa_kernel
+from sdpa_oracle import oracle
 
 # Tolerances as in test_sdpa.py: the error of one rounding of the output, plus fp32 accumulation.
 DTYPES = {"float32": (np.float32, 2e-5), "float64": (np.float64, 1e-10),
@@ -24,36 +25,10 @@ def rand(shape, dtype=np.float32):
     return RNG.uniform(-1, 1, size=shape).astype(dtype)
 
 
-def oracle(q, k, v, mask=None, causal=False, gqa=False):
-    """softmax(q kᵀ / sqrt(E) + mask) v in float64, one (batch, head) at a time; fully masked rows are 0."""
-    q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
-    if gqa:
-        group = q.shape[1] // k.shape[1]
-        k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
-    L, S = q.shape[-2], k.shape[-2]
-    bias = np.zeros((L, S))
-    if mask is not None:
-        mask = np.asarray(mask)
-        bias = np.where(mask, 0.0, -np.inf) if mask.dtype == bool else mask.astype(np.float64)
-    bias = np.broadcast_to(bias, q.shape[:2] + (L, S))
-    if causal:
-        bias = bias + np.where(np.arange(S)[None, :] <= np.arange(L)[:, None], 0.0, -np.inf)
-    out = np.zeros(q.shape[:3] + (v.shape[-1],))
-    for b in range(q.shape[0]):
-        for h in range(q.shape[1]):
-            s = q[b, h] @ k[b, h].T / np.sqrt(q.shape[-1]) + bias[b, h]
-            top = s.max(axis=1, keepdims=True)
-            seen = np.isfinite(top)
-            w = np.exp(s - np.where(seen, top, 0.0))
-            total = w.sum(axis=1, keepdims=True)
-            out[b, h] = np.where(seen, w / np.where(seen, total, 1.0), 0.0) @ v[b, h]
-    return out
-
-
 def run_efficient(q, k, v, tol, **kwargs):
     with backends.implementations("sdpa", "efficient:cpu"):
         got = F.scaled_dot_product_attention(q, k, v, **kwargs)
-    want = oracle(q, k, v, kwargs.get("attn_mask"), kwargs.get("is_causal", False), kwargs.get("enable_gqa", False))
+    want = oracle(q, k, v, kwargs.get("attn_mask"), kwargs.get("is_causal", False), gqa=kwargs.get("enable_gqa", False))
     err = np.abs(np.asarray(got.numpy(), np.float64) - want).max(initial=0)
     assert got.shape == want.shape and err <= tol, err
 
