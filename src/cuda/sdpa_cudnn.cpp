@@ -59,12 +59,9 @@ cudnnHandle_t handle_for(int device) {
   });
 }
 
-std::vector<int64_t> dims_of(const Tensor& t) { return {t.shape().begin(), t.shape().end()}; }
-std::vector<int64_t> strides_of(const Tensor& t) { return {t.strides().begin(), t.strides().end()}; }
-
 // The bias's broadcast shape: the mask's batch and head dims when it has
 // them (4-D, non-1), else 1.
-std::vector<int64_t> bias_shape(const Params& p) {
+Shape bias_shape(const Params& p) {
   const Tensor& m = p.mask_in;
   const int64_t b = m.ndim() == 4 && m.size(0) != 1 ? p.q_in.size(0) : 1;
   const int64_t h = m.ndim() == 4 && m.size(1) != 1 ? p.q_in.size(1) : 1;
@@ -74,7 +71,7 @@ std::vector<int64_t> bias_shape(const Params& p) {
 // The caller's mask as a contiguous additive bias of the input dtype on the
 // device (Note at the top). Built on the host: masks are inputs, not hot data.
 Tensor bias_of(const Params& p) {
-  const std::vector<int64_t> shape = bias_shape(p);
+  const Shape shape = bias_shape(p);
   const Tensor m = p.mask_in.to(Device::cpu());
   const bool boolean = m.dtype() == DType::boolean;
   const Tensor src = boolean ? m.contiguous() : m.to(DType::f32).contiguous();
@@ -89,7 +86,7 @@ Tensor bias_of(const Params& p) {
     }
     return off;
   };
-  Tensor bias = Tensor::empty(Shape(shape.begin(), shape.end()), DType::f32);
+  Tensor bias = Tensor::empty(shape, DType::f32);
   float* out = bias.data_ptr<float>();
   for (int64_t b = 0; b < shape[0]; ++b)
     for (int64_t h = 0; h < shape[1]; ++h)
@@ -129,8 +126,7 @@ std::shared_ptr<Built> build(const Params& p) {
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   auto input = [&](const char* name, int64_t uid, const Tensor& t) {
-    return g->tensor(fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims_of(t)).set_stride(
-        strides_of(t)));
+    return g->tensor(fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(t.shape()).set_stride(t.strides()));
   };
   auto q = input("Q", kQ, p.q_in), k = input("K", kK, p.k_in), v = input("V", kV, p.v_in);
   auto options = fe::graph::SDPA_attributes()
@@ -139,8 +135,8 @@ std::shared_ptr<Built> build(const Params& p) {
                      .set_attn_scale(static_cast<float>(p.scale));
   if (p.is_causal) options.set_causal_mask(true);  // top-left, as PyTorch's is_causal
   if (p.mask_in.defined()) {
-    const std::vector<int64_t> shape = bias_shape(p);
-    const std::vector<int64_t> strides = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+    const Shape shape = bias_shape(p);
+    const Shape strides = {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
     options.set_bias(g->tensor(fe::graph::Tensor_attributes().set_name("bias").set_uid(kBias).set_dim(shape).set_stride(strides)));
   }
   if (p.dropout_p > 0) {
