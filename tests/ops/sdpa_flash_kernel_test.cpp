@@ -115,12 +115,12 @@ void check_shape(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, bool
   FlashAttention a;
   a.elem = AttnElem::f32;
   a.batch = batch, a.L = L, a.S = S, a.E = E, a.Ev = Ev;
-  a.q = q.data(), a.k = k.data(), a.v = v.data(), a.out = out.data();
-  a.q_rs = E, a.k_rs = E, a.v_rs = Ev, a.out_rs = Ev;
-  if (masked) a.mask = mask.data(), a.mask_rs = S, a.mask_cs = 1;
+  a.q.data = q.data(), a.k.data = k.data(), a.v.data = v.data(), a.out = out.data();
+  a.q.rs = E, a.k.rs = E, a.v.rs = Ev, a.out_rs = Ev;
+  if (masked) a.mask.data = mask.data(), a.mask.rs = S, a.mask.cs = 1;
   for (int64_t b = 0; b < batch; ++b) {
-    a.q_off.push_back(b * L * E), a.k_off.push_back(b * S * E), a.v_off.push_back(b * S * Ev);
-    a.out_off.push_back(b * L * Ev), a.mask_off.push_back(0);
+    a.q.off.push_back(b * L * E), a.k.off.push_back(b * S * E), a.v.off.push_back(b * S * Ev);
+    a.out_off.push_back(b * L * Ev), a.mask.off.push_back(0);
   }
   a.scale = 0.3, a.causal = causal, a.isa = isa, a.q_block = qb, a.kv_block = kb;
   flash_attention(a);

@@ -20,17 +20,10 @@
 #include <vector>
 
 #include "backplane/dtype.h"
+#include "kernels/cpu/attention_flash.h"  // AttnOperand
 #include "kernels/cpu/gemm.h"
 
 namespace bp::kernels::cpu {
-
-// One input of the kernel: per batch entry n, element (r, c) is at
-// data[off[n] + r * rs + c * cs] (f16/bf16 as raw bits).
-struct AttnOperand {
-  const void* data = nullptr;
-  int64_t rs = 0, cs = 1;
-  std::vector<int64_t> off;
-};
 
 struct EfficientAttention {
   DType dtype = DType::f32;  // q, k, v and out: f32, f64, f16 or bf16

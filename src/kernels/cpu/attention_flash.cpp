@@ -176,10 +176,10 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   const int64_t nq = std::min(a.q_block, a.L - i0);
   const int64_t E = a.E, Ev = a.Ev;
-  const T* q = static_cast<const T*>(a.q) + a.q_off[n] + i0 * a.q_rs;
-  const T* k = static_cast<const T*>(a.k) + a.k_off[n];
-  const T* v = static_cast<const T*>(a.v) + a.v_off[n];
-  const Acc* mask = a.mask ? static_cast<const Acc*>(a.mask) + a.mask_off[n] : nullptr;
+  const T* q = static_cast<const T*>(a.q.data) + a.q.off[n] + i0 * a.q.rs;
+  const T* k = static_cast<const T*>(a.k.data) + a.k.off[n];
+  const T* v = static_cast<const T*>(a.v.data) + a.v.off[n];
+  const Acc* mask = a.mask.data ? static_cast<const Acc*>(a.mask.data) + a.mask.off[n] : nullptr;
   const bool vec = std::is_same_v<Acc, float> && softmax_avx512_allowed(a.isa);
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
@@ -188,7 +188,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     qbuf.resize(static_cast<std::size_t>(nq * E));
     for (int64_t r = 0; r < nq; ++r)
       for (int64_t e = 0; e < E; ++e)
-        qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q_rs + e * a.q_cs)) * scale;
+        qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q.rs + e * a.q.cs)) * scale;
   }
   obuf.assign(static_cast<std::size_t>(Ev * nq), Acc(0));
   // m, l, corr, then two scratch vectors for the portable softmax.
@@ -203,16 +203,16 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     Acc* st = sbuf.data();
     if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
       auto* half_gemm = kBf16 ? &gemm_bf16 : &gemm_f16;
-      half_gemm(a.isa, {k + j0 * a.k_rs, nk, E, a.k_rs, a.k_cs}, {q, E, nq, a.q_cs, a.q_rs}, {st, nk, nq, nq, 1},
+      half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {q, E, nq, a.q.cs, a.q.rs}, {st, nk, nq, nq, 1},
                 scale, 0.0f);
     } else {
-      const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k_rs, a.k_rs, a.k_cs, nk, E, kbuf, vec);
+      const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
       gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
     }
     if (mask)
       for (int64_t c = 0; c < nk; ++c) {
-        const Acc* mcol = mask + i0 * a.mask_rs + (j0 + c) * a.mask_cs;
-        for (int64_t r = 0; r < nq; ++r) st[c * nq + r] += mcol[r * a.mask_rs];
+        const Acc* mcol = mask + i0 * a.mask.rs + (j0 + c) * a.mask.cs;
+        for (int64_t r = 0; r < nq; ++r) st[c * nq + r] += mcol[r * a.mask.rs];
       }
     if (a.causal)  // key j0 + c is hidden from queries i < j0 + c
       for (int64_t c = 0; c < nk; ++c)
@@ -231,10 +231,10 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
       pbuf.resize(static_cast<std::size_t>(nk * nq));
       uint16_t* pb = pbuf.data();
       for (int64_t i = 0; i < nk * nq; ++i) pb[i] = finite_to_bf16(st[i]);
-      gemm_bf16(a.isa, {v + j0 * a.v_rs, Ev, nk, a.v_cs, a.v_rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
+      gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
                 1.0f, 1.0f);
     } else {
-      const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v_rs, a.v_rs, a.v_cs, nk, Ev, vbuf, vec);
+      const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v.rs, a.v.rs, a.v.cs, nk, Ev, vbuf, vec);
       gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
     }
   }

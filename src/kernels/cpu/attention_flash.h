@@ -23,18 +23,22 @@ namespace bp::kernels::cpu {
 
 enum class AttnElem { f16, bf16, f32, f64 };
 
+// One input of an attention kernel (flash and efficient): per batch entry
+// n, element (r, c) is at data[off[n] + r * rs + c * cs] (f16/bf16 as raw bits).
+struct AttnOperand {
+  const void* data = nullptr;
+  int64_t rs = 0, cs = 1;
+  std::vector<int64_t> off;
+};
+
 struct FlashAttention {
   AttnElem elem = AttnElem::f32;  // q, k, v and out element type (f16/bf16 as raw bits)
   int64_t batch = 1, L = 0, S = 0, E = 0, Ev = 0;
-  const void* q = nullptr;
-  const void* k = nullptr;
-  const void* v = nullptr;
-  void* out = nullptr;
-  const void* mask = nullptr;  // additive, Acc type (float, or double for f64); null when none
-  int64_t q_rs = 0, q_cs = 1, k_rs = 0, k_cs = 1, v_rs = 0, v_cs = 1, out_rs = 0;
-  int64_t mask_rs = 0, mask_cs = 0;
-  // Per batch entry: element offsets into each view.
-  std::vector<int64_t> q_off, k_off, v_off, out_off, mask_off;
+  AttnOperand q, k, v;
+  AttnOperand mask;  // additive, Acc type (float, or double for f64); data null when none
+  void* out = nullptr;  // rows of Ev contiguous elements
+  int64_t out_rs = 0;
+  std::vector<int64_t> out_off;
   double scale = 1.0;
   bool causal = false;  // top-left aligned: query i sees keys j <= i
   GemmIsa isa = GemmIsa::generic;

@@ -7,6 +7,7 @@
 // not take dropout, which stays with math:any.
 
 #include "kernels/cpu/attention_efficient.h"
+#include "ops/sdpa/attn_operand.h"
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/gemm_isa.h"
 #include "ops/sdpa/impl_list.h"
@@ -14,23 +15,14 @@
 namespace bp::ops::sdpa {
 namespace {
 
-// The kernel operand of view t (one of the Note [SDPA params] views).
-kernels::cpu::AttnOperand operand(const Params& p, const Tensor& t) {
-  kernels::cpu::AttnOperand o;
-  o.data = t.data(), o.rs = t.stride(-2), o.cs = t.stride(-1);
-  o.off.resize(static_cast<std::size_t>(p.batch));
-  for (int64_t b = 0; b < p.batch; ++b) o.off[static_cast<std::size_t>(b)] = batch_offset(p, t, b);
-  return o;
-}
-
 void run_efficient(const Params& p) {
   kernels::cpu::EfficientAttention a;
   a.dtype = p.dtype;
   a.batch = p.batch;
   a.L = p.L, a.S = p.S, a.E = p.E, a.Ev = p.Ev;
-  a.q = operand(p, p.q), a.k = operand(p, p.k), a.v = operand(p, p.v);
-  if (p.mask.defined()) a.mask = operand(p, p.mask);  // broadcast dims are stride 0: read in place
-  const kernels::cpu::AttnOperand out = operand(p, p.out);
+  a.q = attn_operand(p, p.q), a.k = attn_operand(p, p.k), a.v = attn_operand(p, p.v);
+  if (p.mask.defined()) a.mask = attn_operand(p, p.mask);  // broadcast dims are stride 0: read in place
+  const kernels::cpu::AttnOperand out = attn_operand(p, p.out);
   a.out = p.out.data(), a.out_rs = out.rs, a.out_off = out.off;
   a.scale = p.scale;
   a.causal = p.is_causal;

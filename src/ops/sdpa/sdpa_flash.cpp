@@ -5,6 +5,7 @@
 
 #include "kernels/cpu/attention_flash.h"
 #include "ops/sdpa/checks.h"
+#include "ops/sdpa/attn_operand.h"
 #include "ops/sdpa/gemm_isa.h"
 #include "ops/sdpa/impl_list.h"
 
@@ -27,25 +28,10 @@ void run_flash(const Params& p) {
   a.elem = elem_of(p.dtype);
   a.batch = p.batch;
   a.L = p.L, a.S = p.S, a.E = p.E, a.Ev = p.Ev;
-  a.q = p.q.data(), a.k = p.k.data(), a.v = p.v.data(), a.out = p.out.data();
-  a.q_rs = p.q.stride(-2), a.q_cs = p.q.stride(-1);
-  a.k_rs = p.k.stride(-2), a.k_cs = p.k.stride(-1);
-  a.v_rs = p.v.stride(-2), a.v_cs = p.v.stride(-1);
-  a.out_rs = p.out.stride(-2);
-  const std::size_t n = static_cast<std::size_t>(p.batch);
-  a.q_off.resize(n), a.k_off.resize(n), a.v_off.resize(n), a.out_off.resize(n);
-  if (p.mask.defined()) {
-    a.mask = p.mask.data();
-    a.mask_rs = p.mask.stride(-2), a.mask_cs = p.mask.stride(-1);
-    a.mask_off.resize(n);
-  }
-  for (int64_t b = 0; b < p.batch; ++b) {
-    a.q_off[b] = batch_offset(p, p.q, b);
-    a.k_off[b] = batch_offset(p, p.k, b);
-    a.v_off[b] = batch_offset(p, p.v, b);
-    a.out_off[b] = batch_offset(p, p.out, b);
-    if (p.mask.defined()) a.mask_off[b] = batch_offset(p, p.mask, b);
-  }
+  a.q = attn_operand(p, p.q), a.k = attn_operand(p, p.k), a.v = attn_operand(p, p.v);
+  if (p.mask.defined()) a.mask = attn_operand(p, p.mask);
+  const kernels::cpu::AttnOperand out = attn_operand(p, p.out);
+  a.out = p.out.data(), a.out_rs = out.rs, a.out_off = out.off;
   a.scale = p.scale;
   a.causal = p.is_causal;
   a.isa = pick_gemm_isa(p.dtype);
