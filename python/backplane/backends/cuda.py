@@ -279,9 +279,12 @@ def is_flash_attention_available():
     return False
 
 
-def _cannot_use(params, debug, what):
+def _require_params(params, what):
     if not isinstance(params, SDPAParams):
         raise TypeError(f"can_use_{what}_attention expects an SDPAParams, but got {type(params).__name__}")
+
+
+def _cannot_use(debug, what):
     if debug:
         warnings.warn(f"Backplane was built without a CUDA {what} attention implementation, so "
                       f"can_use_{what}_attention is False for every input.", stacklevel=3)
@@ -299,8 +302,9 @@ def _is_cpu_tensor(x):
     return dlpack_device is not None and dlpack_device()[0] == 1  # kDLCPU
 
 
-def _row_reasons(params, implementation):
-    """The ``implementation`` row of the sdpa decision for ``params``: (accepted, reasons)."""
+def _row_answer(params, debug, implementation, label):
+    """Whether ``implementation``'s row of the sdpa decision for ``params`` accepts it; with debug, one
+    UserWarning per reason it does not ("<label> (<implementation>) not used because <reason>")."""
     from ._dispatch import explain
 
     table = explain("sdpa", params.query, params.key, params.value, params.attn_mask,
@@ -308,14 +312,13 @@ def _row_reasons(params, implementation):
                     enable_gqa=float(params.enable_gqa))
     try:
         row = table.row(implementation)
+        ok, reasons = row.status in ("chosen", "acceptable"), row.reasons
     except KeyError:
-        return False, [f"{implementation}: not in this build's sdpa list"]
-    return row.status in ("chosen", "acceptable"), row.reasons
-
-
-def _flash_cpu_reasons(params):
-    """The flash:cpu row of the sdpa decision for ``params``: (accepted, reasons)."""
-    return _row_reasons(params, "flash:cpu")
+        ok, reasons = False, [f"{implementation}: not in this build's sdpa list"]
+    if debug:
+        for reason in reasons:
+            warnings.warn(f"{label} ({implementation}) not used because {reason}", UserWarning, stacklevel=3)
+    return ok
 
 
 def can_use_flash_attention(params, debug=False):
@@ -325,15 +328,10 @@ def can_use_flash_attention(params, debug=False):
     its CPU kernel, DESIGN.md section 4); with debug each failing reason is one UserWarning. For CUDA
     tensors it stays False: this build has no CUDA flash implementation.
     """
-    if not isinstance(params, SDPAParams):
-        raise TypeError(f"can_use_flash_attention expects an SDPAParams, but got {type(params).__name__}")
+    _require_params(params, "flash")
     if not _is_cpu_tensor(params.query):
-        return _cannot_use(params, debug, "flash")
-    ok, reasons = _flash_cpu_reasons(params)
-    if debug:
-        for reason in reasons:
-            warnings.warn(f"Flash attention (flash:cpu) not used because {reason}", UserWarning, stacklevel=2)
-    return ok
+        return _cannot_use(debug, "flash")
+    return _row_answer(params, debug, "flash:cpu", "Flash attention")
 
 
 def can_use_efficient_attention(params, debug=False):
@@ -343,16 +341,10 @@ def can_use_efficient_attention(params, debug=False):
     flash:cpu (PyTorch has no CPU memory-efficient kernel and answers False; docs/differences.md).
     For CUDA tensors it stays False: this build has no CUDA memory-efficient implementation.
     """
-    if not isinstance(params, SDPAParams):
-        raise TypeError(f"can_use_efficient_attention expects an SDPAParams, but got {type(params).__name__}")
+    _require_params(params, "efficient")
     if not _is_cpu_tensor(params.query):
-        return _cannot_use(params, debug, "efficient")
-    ok, reasons = _row_reasons(params, "efficient:cpu")
-    if debug:
-        for reason in reasons:
-            warnings.warn(f"Memory efficient attention (efficient:cpu) not used because {reason}", UserWarning,
-                          stacklevel=2)
-    return ok
+        return _cannot_use(debug, "efficient")
+    return _row_answer(params, debug, "efficient:cpu", "Memory efficient attention")
 
 
 def can_use_cudnn_attention(params, debug=False):
@@ -362,13 +354,8 @@ def can_use_cudnn_attention(params, debug=False):
     list, then whether cuDNN builds a graph for the problem). False for CPU tensors (the "device"
     check), and on a build or machine without cuDNN attention (the reason says which).
     """
-    if not isinstance(params, SDPAParams):
-        raise TypeError(f"can_use_cudnn_attention expects an SDPAParams, but got {type(params).__name__}")
-    ok, reasons = _row_reasons(params, "cudnn:sdpa")
-    if debug:
-        for reason in reasons:
-            warnings.warn(f"cuDNN attention (cudnn:sdpa) not used because {reason}", UserWarning, stacklevel=2)
-    return ok
+    _require_params(params, "cudnn")
+    return _row_answer(params, debug, "cudnn:sdpa", "cuDNN attention")
 
 
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
