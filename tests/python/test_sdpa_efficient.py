@@ -165,3 +165,7 @@ def test_sdpa_kernel_variadic_is_sdpa_kernel_of_a_list():
         assert not cuda.flash_sdp_enabled() and cuda.math_sdp_enabled() and cuda.mem_efficient_sdp_enabled()
         assert backends.explain("sdpa", q, q, q).chosen == "efficient:cpu"
     assert cuda.flash_sdp_enabled()
+    with pytest.raises(TypeError, match="is not an SDPBackend"):
+        with _sdpa_kernel_variadic(SDPBackend.MATH, "flash"):
+            pass
+    assert cuda.flash_sdp_enabled() and cuda.math_sdp_enabled()  # nothing half-applied
