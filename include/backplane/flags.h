@@ -41,6 +41,7 @@ inline constexpr int kCount = 0
 
 struct Row {
   Id id;
+  const char* id_name;     // the Id enumerator's spelling: the path with '.' as '_' ("generic_" for the package's own)
   const char* module;      // Python module path under backplane.backends ("" = package)
   const char* name;        // attribute name
   const char* cpp_name;    // bp::backends::<ns>::<name>

@@ -19,7 +19,7 @@ CpuCapability from_features(const detail::CpuFeatures& f) {
 }
 
 std::string cap_env_names() {
-  const flags::Row& r = flags::row(flags::Id::cpu_capability_cap);
+  const flags::Row& r = flags::row(flags::Id::cpu_capability);
   return r.vendor_env ? r.env + " / " + r.vendor_env : r.env;
 }
 

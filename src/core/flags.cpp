@@ -35,7 +35,7 @@ struct RowDef {
 std::vector<RowDef> build_rows() {
   std::vector<RowDef> out;
 #define BP_FLAG(ID, MOD, NS, PY, NAME, CTYPE, DOMAIN, DEFAULT, VENDOR_ENV, VENDOR_PARSE, KIND, DOC) \
-  out.push_back(RowDef{Row{Id::ID, PY, #NAME, "bp::backends::" #NS "::" #NAME, DOMAIN,                \
+  out.push_back(RowDef{Row{Id::ID, #ID, PY, #NAME, "bp::backends::" #NS "::" #NAME, DOMAIN,                \
                            static_cast<int64_t>(DEFAULT), upper_env_name(PY, #NAME), VENDOR_ENV,      \
                            static_cast<unsigned>(KIND), DOC},                                       \
                        VENDOR_PARSE});
@@ -222,8 +222,8 @@ void validate_row(const Row& r, int64_t v) {
   }
   if (!ok) throw_bad_value(r.path(), format_row(r, v), allowed_row(r));
   // Note [fp32 precision tree]: CUDA has no bf16 math mode.
-  const bool cuda_node = id == Id::cuda_all_fp32_precision || id == Id::cuda_conv_fp32_precision ||
-                         id == Id::cuda_rnn_fp32_precision || id == Id::cuda_matmul_fp32_precision;
+  const bool cuda_node = id == Id::cudnn_fp32_precision || id == Id::cudnn_conv_fp32_precision ||
+                         id == Id::cudnn_rnn_fp32_precision || id == Id::cuda_matmul_fp32_precision;
   if (cuda_node && v == static_cast<int64_t>(Precision::bf16)) {
     throw Error(ErrorKind::Value, r.path() + ": backend 'cuda' does not support precision 'bf16'", r.path(),
                 "bf16", "one of: none, ieee, tf32");

@@ -25,8 +25,8 @@ Op parse_op(std::string_view s) {
 }
 
 Id node(Backend b, Op op) {
-  static constexpr Id cuda[] = {Id::cuda_all_fp32_precision, Id::cuda_conv_fp32_precision,
-                                Id::cuda_rnn_fp32_precision, Id::cuda_matmul_fp32_precision};
+  static constexpr Id cuda[] = {Id::cudnn_fp32_precision, Id::cudnn_conv_fp32_precision,
+                                Id::cudnn_rnn_fp32_precision, Id::cuda_matmul_fp32_precision};
   static constexpr Id mkldnn[] = {Id::mkldnn_fp32_precision, Id::mkldnn_conv_fp32_precision,
                                   Id::mkldnn_rnn_fp32_precision, Id::mkldnn_matmul_fp32_precision};
   switch (b) {
@@ -96,10 +96,10 @@ bool cudnn_allow_tf32() {
 void set_cudnn_allow_tf32(bool allow) {
   const auto p = static_cast<int64_t>(allow ? Precision::tf32 : Precision::none);
   // Both nodes or neither: validate through a throwaway check first.
-  flags::validate(Id::cuda_conv_fp32_precision, p);
-  flags::validate(Id::cuda_rnn_fp32_precision, p);
-  flags::set_raw(Id::cuda_conv_fp32_precision, p);
-  flags::set_raw(Id::cuda_rnn_fp32_precision, p);
+  flags::validate(Id::cudnn_conv_fp32_precision, p);
+  flags::validate(Id::cudnn_rnn_fp32_precision, p);
+  flags::set_raw(Id::cudnn_conv_fp32_precision, p);
+  flags::set_raw(Id::cudnn_rnn_fp32_precision, p);
 }
 
 }  // namespace bp::precision

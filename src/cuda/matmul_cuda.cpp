@@ -107,7 +107,7 @@ void run_with(const Params& p, void (*gemm)(const GemmArgs&)) {
 }
 
 std::vector<flags::Id> knob_flags() {
-  return {flags::Id::cuda_matmul_fp32_precision, flags::Id::cuda_all_fp32_precision, flags::Id::generic_fp32_precision,
+  return {flags::Id::cuda_matmul_fp32_precision, flags::Id::cudnn_fp32_precision, flags::Id::generic_fp32_precision,
           flags::Id::cuda_matmul_allow_fp16_reduced_precision_reduction,
           flags::Id::cuda_matmul_allow_bf16_reduced_precision_reduction,
           flags::Id::cuda_matmul_allow_fp16_accumulation, flags::Id::generic_deterministic_algorithms_warn_only,

@@ -18,10 +18,10 @@ TEST(OneDnnVerbose, EveryLevelIsAcceptedByOneDnn) {
   auto old = log::set_warning_handler([&](const std::string& m) { warnings.push_back(m); });
   connect_verbose_flag();
   connect_verbose_flag();  // idempotent: one hook, not two
-  for (int64_t level : {2, 1, 0}) flags::set_raw(flags::Id::mkldnn_verbose, level);
+  for (int64_t level : {2, 1, 0}) flags::set_raw(flags::Id::mkldnn_verbose_level, level);
   log::set_warning_handler(old);
   EXPECT_TRUE(warnings.empty()) << warnings.front();
-  EXPECT_EQ(flags::get_raw(flags::Id::mkldnn_verbose), 0);
+  EXPECT_EQ(flags::get_raw(flags::Id::mkldnn_verbose_level), 0);
 }
 
 }  // namespace

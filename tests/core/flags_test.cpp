@@ -78,8 +78,8 @@ TEST_F(FlagsTest, EveryRowRoundTripsThroughSetAndGet) {
     if (!settable(r)) continue;
     const int64_t v = other_value(r);
     ASSERT_NE(v, r.default_value) << r.path();
-    if (r.id == Id::cuda_all_fp32_precision || r.id == Id::cuda_conv_fp32_precision ||
-        r.id == Id::cuda_rnn_fp32_precision || r.id == Id::cuda_matmul_fp32_precision) {
+    if (r.id == Id::cudnn_fp32_precision || r.id == Id::cudnn_conv_fp32_precision ||
+        r.id == Id::cudnn_rnn_fp32_precision || r.id == Id::cuda_matmul_fp32_precision) {
       if (v == static_cast<int64_t>(bp::flags::Precision::bf16)) continue;  // refused: tested below
     }
     bp::flags::set_raw(r.id, v);
@@ -128,6 +128,18 @@ TEST_F(FlagsTest, EveryRowHasItsNativeEnvNameAndAPath) {
   EXPECT_EQ(bp::flags::row(Id::generic_fp32_precision).env, "BACKPLANE_FP32_PRECISION");
 }
 
+// An id spells its path, so code that names a flag reads like its Python path:
+// Id::cudnn_conv_fp32_precision is cudnn.conv.fp32_precision.
+TEST_F(FlagsTest, EveryIdSpellsItsPath) {
+  for (const Row& r : bp::flags::rows()) {
+    std::string want = std::string(r.module).empty() ? "generic" : r.module;
+    for (char& c : want)
+      if (c == '.') c = '_';
+    want += std::string("_") + r.name;
+    EXPECT_EQ(std::string(r.id_name), want) << r.path();
+  }
+}
+
 TEST_F(FlagsTest, TypedAccessorsReadAndWriteTheTable) {
   namespace cudnn = bp::backends::cudnn;
   cudnn::set_benchmark_limit(3);
@@ -140,7 +152,7 @@ TEST_F(FlagsTest, TypedAccessorsReadAndWriteTheTable) {
 }
 
 TEST_F(FlagsTest, CudaPrecisionNodesRefuseBf16) {
-  for (Id id : {Id::cuda_all_fp32_precision, Id::cuda_conv_fp32_precision, Id::cuda_rnn_fp32_precision,
+  for (Id id : {Id::cudnn_fp32_precision, Id::cudnn_conv_fp32_precision, Id::cudnn_rnn_fp32_precision,
                 Id::cuda_matmul_fp32_precision}) {
     const int64_t before = bp::flags::get_raw(id);
     EXPECT_THROW(bp::flags::set_raw(id, static_cast<int64_t>(bp::flags::Precision::bf16)), bp::Error);
@@ -150,7 +162,7 @@ TEST_F(FlagsTest, CudaPrecisionNodesRefuseBf16) {
 
 TEST_F(FlagsTest, EnvOnlyFlagsAreReadOnly) {
   try {
-    bp::flags::set_raw(Id::cpu_capability_cap, 1);
+    bp::flags::set_raw(Id::cpu_capability, 1);
     FAIL();
   } catch (const bp::Error& e) {
     EXPECT_EQ(e.kind(), bp::ErrorKind::Runtime);
@@ -205,7 +217,7 @@ TEST_F(FlagsTest, AScopeWithOneBadValueAppliesNothing) {
   EXPECT_THROW(bp::flags::Scope({{Id::cudnn_benchmark, 1}, {Id::cudnn_benchmark_limit, -5}}), bp::Error);
   EXPECT_FALSE(bp::backends::cudnn::benchmark());
   EXPECT_EQ(bp::flags::scope_depth(), 0);
-  EXPECT_THROW(bp::flags::Scope({{Id::mkldnn_verbose, 1}}), bp::Error);  // process-wide: not scopable
+  EXPECT_THROW(bp::flags::Scope({{Id::mkldnn_verbose_level, 1}}), bp::Error);  // process-wide: not scopable
 }
 
 TEST_F(FlagsTest, ScopesAreThreadLocal) {

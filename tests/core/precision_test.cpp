@@ -17,12 +17,12 @@ namespace pr = bp::precision;
 class PrecisionTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (auto id : {bp::flags::Id::generic_fp32_precision, bp::flags::Id::cuda_all_fp32_precision,
+    for (auto id : {bp::flags::Id::generic_fp32_precision, bp::flags::Id::cudnn_fp32_precision,
                     bp::flags::Id::cuda_matmul_fp32_precision, bp::flags::Id::mkldnn_fp32_precision,
                     bp::flags::Id::mkldnn_matmul_fp32_precision})
       bp::flags::set_raw(id, static_cast<int64_t>(Precision::none));
-    bp::flags::set_raw(bp::flags::Id::cuda_conv_fp32_precision, static_cast<int64_t>(Precision::tf32));
-    bp::flags::set_raw(bp::flags::Id::cuda_rnn_fp32_precision, static_cast<int64_t>(Precision::tf32));
+    bp::flags::set_raw(bp::flags::Id::cudnn_conv_fp32_precision, static_cast<int64_t>(Precision::tf32));
+    bp::flags::set_raw(bp::flags::Id::cudnn_rnn_fp32_precision, static_cast<int64_t>(Precision::tf32));
   }
 };
 
@@ -87,7 +87,7 @@ TEST_F(PrecisionTest, MixingOldAndNewApisNeverMakesAReadFail) {
 
 TEST_F(PrecisionTest, CudnnAllowTf32WritesNoneNotIeee) {
   pr::set_cudnn_allow_tf32(false);
-  EXPECT_EQ(static_cast<Precision>(bp::flags::get_raw(bp::flags::Id::cuda_conv_fp32_precision)), Precision::none);
+  EXPECT_EQ(static_cast<Precision>(bp::flags::get_raw(bp::flags::Id::cudnn_conv_fp32_precision)), Precision::none);
   EXPECT_FALSE(pr::cudnn_allow_tf32());
   pr::set_cudnn_allow_tf32(true);
   EXPECT_TRUE(pr::cudnn_allow_tf32());

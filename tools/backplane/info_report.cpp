@@ -28,7 +28,7 @@ json build_section() {
 
 json cpu_capability_section() {
   namespace cpu = backends::cpu;
-  const flags::Id cap = flags::Id::cpu_capability_cap;
+  const flags::Id cap = flags::Id::cpu_capability;
   const flags::Row& row = flags::row(cap);
   json env = json::array({row.env});
   if (row.vendor_env) env.push_back(row.vendor_env);

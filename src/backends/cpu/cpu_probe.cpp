@@ -22,7 +22,7 @@ BackendInfo probe_cpu() {
                   " logical processors, " + std::to_string(f.packages) +
                   (f.packages == 1 ? " package" : " packages");
   b.devices.push_back(d);
-  const flags::Id cap = flags::Id::cpu_capability_cap;
+  const flags::Id cap = flags::Id::cpu_capability;
   b.details = {
       {"vendor", f.vendor},
       {"detector", f.detector},

@@ -59,15 +59,15 @@ std::unique_ptr<dispatch::Implementation> make() {
   props.workspace = "packed panels of A and B (per thread, reused)";
   if constexpr (Isa == GemmIsa::avx512_bf16) {
     list.push_back({"dtype", checks::f32_or_bf16});
-    list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability_cap}});
+    list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability}});
     list.push_back({"precision", checks::bf16_permitted, checks::precision_flags()});
     props.reduced = dispatch::kBf16;
   } else {
     list.push_back({"dtype", checks::any_float});
     if constexpr (Isa == GemmIsa::avx512)
-      list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability_cap}});
+      list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability}});
     if constexpr (Isa == GemmIsa::avx2)
-      list.push_back({"capability", checks::capability_avx2, {flags::Id::cpu_capability_cap}});
+      list.push_back({"capability", checks::capability_avx2, {flags::Id::cpu_capability}});
   }
   return std::make_unique<dispatch::Impl<Params>>(
       std::string("builtin:") + kernels::cpu::gemm_isa_name(Isa), "cpu", props, std::move(list), run_builtin<Isa>,
