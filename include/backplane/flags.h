@@ -94,8 +94,29 @@ void set_frozen(bool frozen);
 // Called with the new process-wide value whenever it changes, and once with
 // the start-up value: at registration if the table is already built, else
 // when it is (registering never reads the environment itself, so static
-// initialisers may register).
-void on_change(Id id, std::function<void(int64_t)> hook);
+// initialisers may register). `reader` names who listens, for the "read
+// by" column of `backplane info` ("oneDNN's verbose switch").
+void on_change(Id id, std::string reader, std::function<void(int64_t)> hook);
+// The readers registered with on_change for `id`.
+std::vector<std::string> change_readers(Id id);
+
+// Records every flag this thread reads while it lives (the test that each
+// implementation declares the flags it reads, Note [Autotune key] in
+// backplane/dispatch.h). Nests: an inner log hides reads from outer ones.
+class ReadLog {
+ public:
+  ReadLog();
+  ~ReadLog();
+  ReadLog(const ReadLog&) = delete;
+  ReadLog& operator=(const ReadLog&) = delete;
+  std::vector<Id> ids() const;  // in Id order
+  void clear();
+
+ private:
+  friend int64_t get_raw(Id id);
+  ReadLog* outer_;
+  std::vector<bool> read_;
+};
 
 // A thread-local scope (Note [Flag resolution and scopes]).
 class Scope {

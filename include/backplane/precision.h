@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backplane/flags.h"
 
@@ -30,6 +31,9 @@ flags::Id node(Backend b, Op op);
 
 // The effective precision of a node after inheritance.
 flags::Precision resolved(Backend b, Op op);
+// The flag rows resolved(b, op) reads: the node, its backend's "all" node,
+// the root (what a check on that precision declares it reads).
+std::vector<flags::Id> path(Backend b, Op op);
 // The same for a flag row; nullopt when the row is not a precision node.
 std::optional<flags::Precision> resolved(flags::Id id);
 void set(Backend b, Op op, flags::Precision p);

@@ -11,7 +11,11 @@ from ._C import (__version__, get_num_threads, initial_seed, manual_seed, memory
 from ._tensor import Tensor, asarray, from_dlpack
 
 from . import backends, cuda, nn  # noqa: E402
-from ._matmul import addmm, linear, matmul  # noqa: E402
+from . import _ops  # noqa: E402
+
+# matmul, addmm, linear here, scaled_dot_product_attention in nn.functional,
+# ...: every op entry point, generated from its C++ declaration.
+_ops.install()
 
 __all__ = [
     "__version__", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",

@@ -110,6 +110,7 @@ struct Global {
 struct Hooks {
   std::mutex mutex;
   std::array<std::vector<std::function<void(int64_t)>>, kCount> by_flag;
+  std::array<std::vector<std::string>, kCount> readers;
   bool table_ready = false;
 };
 
@@ -144,6 +145,7 @@ struct Tls {
   std::array<int64_t, kCount> value{};
   std::bitset<kCount> set;
   int depth = 0;
+  ReadLog* log = nullptr;  // the innermost ReadLog of this thread
 };
 thread_local Tls tls;
 
@@ -302,6 +304,8 @@ int64_t parse(Id id, std::string_view text) { return parse_row(row(id), text); }
 
 int64_t get_raw(Id id) {
   const int i = static_cast<int>(id);
+  if (tls.log != nullptr) [[unlikely]]
+    tls.log->read_[static_cast<std::size_t>(i)] = true;
   if (tls.depth > 0 && tls.set[i]) return tls.value[i];
   return global().value[i].load(std::memory_order_relaxed);
 }
@@ -344,14 +348,30 @@ void disable_global_flags() { global().frozen.store(true); }
 bool flags_frozen() { return global().frozen.load(); }
 void set_frozen(bool f) { global().frozen.store(f); }
 
-void on_change(Id id, std::function<void(int64_t)> hook) {
+void on_change(Id id, std::string reader, std::function<void(int64_t)> hook) {
   bool ready;
   {
     std::lock_guard<std::mutex> lock(hooks().mutex);
     hooks().by_flag[static_cast<int>(id)].push_back(hook);
+    hooks().readers[static_cast<int>(id)].push_back(std::move(reader));
     ready = hooks().table_ready;
   }
   if (ready) hook(global_raw(id));  // else the table announces it when built
+}
+
+std::vector<std::string> change_readers(Id id) {
+  std::lock_guard<std::mutex> lock(hooks().mutex);
+  return hooks().readers[static_cast<int>(id)];
+}
+
+ReadLog::ReadLog() : outer_(tls.log), read_(kCount, false) { tls.log = this; }
+ReadLog::~ReadLog() { tls.log = outer_; }
+void ReadLog::clear() { read_.assign(kCount, false); }
+std::vector<Id> ReadLog::ids() const {
+  std::vector<Id> out;
+  for (int i = 0; i < kCount; ++i)
+    if (read_[static_cast<std::size_t>(i)]) out.push_back(static_cast<Id>(i));
+  return out;
 }
 
 struct Scope::Saved {

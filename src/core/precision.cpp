@@ -49,6 +49,13 @@ Precision resolved(Backend b, Op op) {
   return p;
 }
 
+std::vector<Id> path(Backend b, Op op) {
+  std::vector<Id> ids{node(b, op)};
+  if (op != Op::all) ids.push_back(node(b, Op::all));
+  if (b != Backend::generic) ids.push_back(Id::generic_fp32_precision);
+  return ids;
+}
+
 std::optional<Precision> resolved(Id id) {
   for (Backend b : {Backend::generic, Backend::cuda, Backend::mkldnn}) {
     for (Op op : {Op::all, Op::conv, Op::rnn, Op::matmul}) {

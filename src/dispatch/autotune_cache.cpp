@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <list>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -115,7 +116,7 @@ bool parse_line(const std::string& line, const Op& op, Key& key, const Implement
   key.layout = static_cast<uint32_t>(std::stoul(f[4], nullptr, 16));
   const auto dims = split(f[5], ',');
   if (dims.size() > static_cast<std::size_t>(Problem::kMaxDims))
-    throw_bad_value("autotune_cache.load", f[5], "at most 8 dims");
+    throw_bad_value("autotune_cache.load", f[5], "at most " + std::to_string(Problem::kMaxDims) + " dims");
   key.ndims = static_cast<int>(dims.size());
   for (int i = 0; i < key.ndims; ++i) key.dims[i] = std::stoll(dims[i]);
   if (f[7] != op.library_versions(key.device.type)) return false;
@@ -133,10 +134,30 @@ bool parse_line(const std::string& line, const Op& op, Key& key, const Implement
   return winner != nullptr;
 }
 
-void adopt_pending(Cache& c, const Op& op) {
+// The device type a saved line is for (its second field).
+std::optional<DeviceType> line_device(const std::string& line) {
+  const auto f = split(line, '\t');
+  if (f.size() < 2) return std::nullopt;
+  try {
+    return parse_device(f[1]).type;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Takes the pending lines of `op` for problems on `device`. Lines of another
+// device type wait for a lookup on that device: parsing one reads that
+// device's library versions, which for CUDA means loading backplane_cuda,
+// which must never happen under the cache's lock (loading fills slots, and
+// filling clears cache entries).
+void adopt_pending(Cache& c, const Op& op, DeviceType device) {
   if (c.pending.empty()) return;
   std::vector<std::string> rest;
   for (std::string& line : c.pending) {
+    if (line_device(line) != device && line_device(line).has_value()) {
+      rest.push_back(std::move(line));
+      continue;
+    }
     Key key;
     const Implementation* winner = nullptr;
     bool taken = false;
@@ -190,7 +211,7 @@ const bool env_file_connected = [] {
 }();
 
 const bool max_size_connected = [] {
-  flags::on_change(flags::Id::generic_autotune_cache_max_size, [](int64_t max) {
+  flags::on_change(flags::Id::generic_autotune_cache_max_size, "the autotune cache (trims to the new size)", [](int64_t max) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     trim(c, max);
@@ -234,7 +255,7 @@ const Implementation* cache_lookup(const Key& key) {
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.index.find(key);
   if (it == c.index.end()) {
-    adopt_pending(c, *key.op);
+    adopt_pending(c, *key.op, key.device.type);
     it = c.index.find(key);
     if (it == c.index.end()) return nullptr;
   }
@@ -311,7 +332,7 @@ int64_t load(const std::string& path) {
   std::lock_guard<std::mutex> lock(c.mutex);
   const std::size_t before = c.lru.size() + c.pending.size();
   c.pending.insert(c.pending.end(), lines.begin(), lines.end());
-  for (const std::string& name : op_names()) detail::adopt_pending(c, get_op(name));
+  for (const std::string& name : op_names()) detail::adopt_pending(c, get_op(name), DeviceType::cpu);
   return static_cast<int64_t>(c.lru.size() + c.pending.size()) - static_cast<int64_t>(before);
 }
 

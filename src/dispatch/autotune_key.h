@@ -10,7 +10,7 @@
 
 namespace bp::dispatch::detail {
 
-inline constexpr int kMaxKeyFlags = 24;
+inline constexpr int kMaxKeyFlags = 32;
 
 struct Key {
   const Op* op = nullptr;

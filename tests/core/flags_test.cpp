@@ -241,7 +241,7 @@ TEST_F(FlagsTest, ScopesAreThreadLocal) {
 TEST_F(FlagsTest, ProcessWideChangesMoveTheEpochAndCallHooks) {
   int64_t seen = -1;
   int calls = 0;
-  bp::flags::on_change(Id::miopen_immediate, [&](int64_t v) {
+  bp::flags::on_change(Id::miopen_immediate, "the flags test", [&](int64_t v) {
     seen = v;
     ++calls;
   });

@@ -133,7 +133,7 @@ def test_high_permits_tf32_which_the_cpu_lacks():
 @pytest.mark.parametrize("a,b,match", [
     ((2, 3), (4, 5), r"matmul: expected a's last dimension equal to b's second-to-last dimension, got shapes "
                      r"\[2, 3\] and \[4, 5\] \(3 != 4\)"),
-    ((2, 2, 3), (3, 3, 4), r"batch shapes \[2\] and \[3\]"),
+    ((2, 2, 3), (3, 3, 4), r"a batch \[2\], b batch \[3\]"),
     ((), (3,), r"at least 1 dimension"),
 ])
 def test_bad_shapes(a, b, match):

@@ -308,8 +308,8 @@ def _row_answer(params, debug, implementation, label):
     from ._dispatch import explain
 
     table = explain("sdpa", params.query, params.key, params.value, params.attn_mask,
-                    dropout_p=float(params.dropout), is_causal=float(params.is_causal),
-                    enable_gqa=float(params.enable_gqa))
+                    dropout_p=float(params.dropout), is_causal=bool(params.is_causal),
+                    enable_gqa=bool(params.enable_gqa))
     try:
         row = table.row(implementation)
         ok, reasons = row.status in ("chosen", "acceptable"), row.reasons

@@ -4,7 +4,8 @@
 // tests, not a faster path.
 
 #include "ops/matmul/checks.h"
-#include "ops/matmul/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "ops/matmul/impls.h"
 
 namespace bp::ops::matmul {
 namespace {
@@ -45,9 +46,9 @@ void run_ref(const Params& p) {
 }  // namespace
 
 std::unique_ptr<dispatch::Implementation> make_ref() {
-  return std::make_unique<dispatch::Impl<Params>>(
-      "ref:any", "cpu", dispatch::Properties{},
-      std::vector<dispatch::Check<Params>>{{"device", checks::cpu_device}, {"dtype", checks::any_float}}, run_ref);
+  std::vector<dispatch::Check<Params>> list;
+  list.push_back(dispatch::checks::dtype_in<Params>({DType::f16, DType::bf16, DType::f32, DType::f64}));
+  return std::make_unique<dispatch::Impl<Params>>("ref:any", "cpu", dispatch::Properties{}, std::move(list), run_ref);
 }
 
 }  // namespace bp::ops::matmul

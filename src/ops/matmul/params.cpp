@@ -2,11 +2,11 @@
 
 #include "ops/matmul/params.h"
 
+#include "ops/matmul/impls.h"
+
 
 namespace bp::ops::matmul {
 namespace {
-
-const char* const kDimNames[] = {"batch", "m", "n", "k"};
 
 uint32_t operand_layout(const Tensor& t, uint32_t transposed_bit, uint32_t strided_bit) {
   const int64_t rs = t.stride(-2), cs = t.stride(-1);
@@ -88,20 +88,9 @@ int64_t batch_offset(const Tensor& t, const Shape& batch_shape, int64_t index) {
 }
 
 dispatch::Problem problem_of(const Params& p) {
-  dispatch::Problem prob;
-  prob.device = p.device;
-  prob.dtype = p.dtype;
-  prob.ndims = 4;
-  prob.dims[0] = p.batch;
-  prob.dims[1] = p.m;
-  prob.dims[2] = p.n;
-  prob.dims[3] = p.k;
-  prob.dim_names = kDimNames;
-  prob.layout = operand_layout(p.a, kATransposed, kAStrided) | operand_layout(p.b, kBTransposed, kBStrided) |
-                (p.has_bias() ? static_cast<uint32_t>(kBias) : 0u);
-  prob.flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) * static_cast<double>(p.n) *
-               static_cast<double>(p.k);
-  return prob;
+  const uint32_t layout = operand_layout(p.a, kATransposed, kAStrided) | operand_layout(p.b, kBTransposed, kBStrided) |
+                          (p.has_bias() ? static_cast<uint32_t>(kBias) : 0u);
+  return matmul_op().problem(p.device, p.dtype, layout, {p.batch, p.m, p.n, p.k});
 }
 
 void for_each_gemm(const Params& p, const std::function<void(const Gemm2D&)>& gemm) {

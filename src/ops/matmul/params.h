@@ -31,7 +31,7 @@ struct Params {
   bool has_bias() const { return bias.defined() && beta != 0.0; }
 };
 
-// The problem dispatch sees: dims (batch, m, n, k), dtype, layout class.
+// The problem dispatch sees: dims (batch, m, n, k: the op's signature), dtype, layout class.
 enum LayoutBits : uint32_t {
   kATransposed = 1u << 0,  // a's rows are unit-stride (a transposed view)
   kBTransposed = 1u << 1,

@@ -1,17 +1,17 @@
 #pragma once
-// How to add a matmul implementation:
+// The makers of the matmul implementations that live in this folder, listed
+// in order in op.cpp (its one ordered list; CUDA rows are slots there).
+//
+// How to add a matmul implementation (docs/adding_an_op.md has the whole recipe):
 //   1. write src/ops/matmul/matmul_<library>.cpp defining make_<library>_...()
 //      (a file named after an optional library, *_openblas.cpp / *_onednn.cpp,
 //      is compiled only when CMake finds it: Note [Source layout and globbing]);
-//   2. build it from small named checks (checks.h; add new ones there) and a
-//      run function over for_each_gemm (params.h, Note [Matmul params]);
-//   3. declare the maker below and put it in kImplList order in impl_list.cpp,
-//      with dispatch::not_built(...) under #else for an optional library;
+//   2. build its checks from the blocks of backplane/dispatch_checks.h and
+//      checks.h, and its run function over for_each_gemm (Note [Matmul params]);
+//   3. declare the maker below and put it in op.cpp's list, with
+//      dispatch::not_built(...) under #else for an optional library;
 //   4. test it in tests/ops/ and tests/python/test_matmul.py (forced with
 //      implementations("matmul", "<name>")).
-// A library loaded later (backplane_cuda) adds its entries at load time
-// instead: matmul_op().add(..., dispatch::Position::before_reference)
-// (Note [Registering implementations later] in backplane/dispatch.h).
 
 #include <memory>
 
@@ -20,12 +20,14 @@
 
 namespace bp::ops::matmul {
 
-// The op "matmul" (also serving addmm and linear), its list built on first use.
-dispatch::Op& matmul_op();
-
 std::unique_ptr<dispatch::Implementation> make_builtin(kernels::cpu::GemmIsa isa);  // matmul_builtin.cpp
 std::unique_ptr<dispatch::Implementation> make_openblas_gemm();                    // matmul_openblas.cpp
 std::unique_ptr<dispatch::Implementation> make_onednn_matmul();                    // matmul_onednn.cpp
 std::unique_ptr<dispatch::Implementation> make_ref();                              // matmul_ref.cpp
+// The CUDA rows, declared here and filled by backplane_cuda (checks_cuda.cpp).
+std::unique_ptr<dispatch::Implementation> make_cuda_slot(const char* name, const char* backend, bool lt);
+
+// The op (after ops::ensure_ops()).
+dispatch::Op& matmul_op();
 
 }  // namespace bp::ops::matmul
