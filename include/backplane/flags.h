@@ -100,6 +100,10 @@ void on_change(Id id, std::string reader, std::function<void(int64_t)> hook);
 // The readers registered with on_change for `id`.
 std::vector<std::string> change_readers(Id id);
 
+// A read of a value cached from flag `id` (an env-only flag read once):
+// nothing is fetched, but a ReadLog sees it as the read it stands for.
+void note_read(Id id);
+
 // Records every flag this thread reads while it lives (the test that each
 // implementation declares the flags it reads, Note [Autotune key] in
 // backplane/dispatch.h). Nests: an inner log hides reads from outer ones.
@@ -114,6 +118,7 @@ class ReadLog {
 
  private:
   friend int64_t get_raw(Id id);
+  friend void note_read(Id id);
   ReadLog* outer_;
   std::vector<bool> read_;
 };

@@ -143,9 +143,9 @@ Args bind(const EntrySpec& entry, std::vector<ArgValue> positional,
           std::vector<std::pair<std::string, ArgValue>> keywords = {});
 
 // A command-line value for an argument: "none"; a tensor as its shape
-// "2x3", with ":f16" (dtype) and ":T" (a transposed view of the last two
-// dims) suffixes, "8" for a 1-D tensor and "scalar" for a 0-D one; "2,1" for
-// a tuple; numbers; "true"/"false"; strings. `dtype`/`device` are the
+// "2x3", with ":f16" (dtype) and ":T" (stored transposed: "2x3:T" is the .T
+// view of a 3x2 tensor) suffixes, "8" for a 1-D tensor and "scalar" for a
+// 0-D one; "2,1" for a tuple; numbers; "true"/"false"; strings. `dtype`/`device` are the
 // tensors' defaults. ValueError naming the argument and its type.
 ArgValue parse_value(const ArgSpec& spec, std::string_view text, DType dtype, Device device);
 

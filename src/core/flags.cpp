@@ -359,6 +359,10 @@ void on_change(Id id, std::string reader, std::function<void(int64_t)> hook) {
   if (ready) hook(global_raw(id));  // else the table announces it when built
 }
 
+void note_read(Id id) {
+  if (tls.log != nullptr) tls.log->read_[static_cast<std::size_t>(id)] = true;
+}
+
 std::vector<std::string> change_readers(Id id) {
   std::lock_guard<std::mutex> lock(hooks().mutex);
   return hooks().readers[static_cast<int>(id)];

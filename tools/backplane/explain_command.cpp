@@ -4,7 +4,7 @@
 // (env vars included) as they are. The op's shape form gives the --<dim>
 // options (`explain matmul --m 512 --n 4096 --k 11008`); --arg sets any
 // argument by name, with its text form (ops::parse_value): tensors as
-// shapes ("a=64x128:T", "attn_mask=1024x1024:bool"), numbers, true/false,
+// shapes ("a=64x128:T" is stored transposed, "attn_mask=1024x1024:bool"), numbers, true/false,
 // strings, "none".
 
 #include <fmt/core.h>
@@ -93,7 +93,7 @@ void add_explain_command(CLI::App& app) {
       }
     }
     sub->add_option("--arg", o->args, "name=value for any argument of " + entry->signature() +
-                                          " (tensors as shapes: 64x128, 64x128:bf16, 128x64:T)");
+                                          " (tensors as shapes: 64x128, 64x128:bf16, 64x128:T stored transposed)");
     sub->add_option("--dtype", o->dtype, "the tensors' dtype: f32, f64, f16 or bf16");
     sub->add_option("--device", o->device, "cpu or cuda[:N] (where the tensors live)");
     sub->add_flag("--json", o->json, "print JSON");

@@ -52,7 +52,8 @@ std::unique_ptr<dispatch::Implementation> make_efficient_cpu() {
   dispatch::Properties props;
   props.workspace = "per thread: one score block and the output accumulators (O(q_block x (kv_block + Ev))), "
                     "plus one widened value block for f16 (the weights as bf16 for bf16)";
-  return std::make_unique<dispatch::Impl<Params>>("efficient:cpu", "cpu", props, std::move(list), run_efficient);
+  return std::make_unique<dispatch::Impl<Params>>("efficient:cpu", "cpu", props, std::move(list), run_efficient,
+                                                  gemm_isa_reads());
 }
 
 }  // namespace bp::ops::sdpa

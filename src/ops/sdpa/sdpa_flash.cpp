@@ -57,7 +57,8 @@ std::unique_ptr<dispatch::Implementation> make_flash_cpu() {
   list.push_back(checks::float_dtype());
   dispatch::Properties props;
   props.workspace = "per thread: one query block, one score block, accumulators (O(block x (E + Ev + block)))";
-  return std::make_unique<dispatch::Impl<Params>>("flash:cpu", "cpu", props, std::move(list), run_flash);
+  return std::make_unique<dispatch::Impl<Params>>("flash:cpu", "cpu", props, std::move(list), run_flash,
+                                                  gemm_isa_reads());
 }
 
 }  // namespace bp::ops::sdpa

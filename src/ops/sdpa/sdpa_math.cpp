@@ -82,8 +82,9 @@ std::unique_ptr<dispatch::Implementation> make_math() {
   props.deterministic = true;
   props.workspace = "the L x S scores of every batch entry";
   props.calls = {"matmul"};  // its two GEMMs go through matmul's dispatch
-  return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math,
-                                                  std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed});
+  std::vector<flags::Id> reads = gemm_isa_reads();  // its softmax's vector exp
+  reads.push_back(flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed);
+  return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math, reads);
 }
 
 void run_math_composition(const Params& p, const MathSteps& steps) {
