@@ -61,3 +61,5 @@ def pytest_terminal_summary(terminalreporter):
             f"conformance vs PyTorch {torch.__version__}: {TALLY['names']} names and {TALLY['behaviours']} "
             f"behaviours compared; {len(TALLY['known'])} known differences (known_differences.py); "
             f"{len(TALLY['not_compared'])} behaviours not compared (PyTorch needs a GPU driver for them)")
+        for case_id in TALLY["not_compared"]:
+            terminalreporter.write_line(f"  not compared (PyTorch needs a GPU driver): {case_id}")
