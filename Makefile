@@ -5,7 +5,7 @@ JOBS ?= 2
 PY := .venv/bin/python
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build run test test-cpp test-python docs clean
+.PHONY: all setup configure build run test test-cpp test-python docs conformance clean
 
 all: build
 
@@ -28,6 +28,14 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(PY) -m pytest -q tests/python
+
+# Side by side with the real PyTorch (tests/conformance): a separate peer
+# environment, .venv-peers, gets PyTorch from PyPI (about 5 GB, once), so
+# that `make test` and CI stay free of it. The suite imports the Backplane
+# built here (same Python, PYTHONPATH=python).
+conformance: build
+	@scripts/setup-peers.sh
+	.venv-peers/bin/python -m pytest -q -p no:cacheprovider tests/conformance
 
 docs: build
 	$(PY) scripts/gen_flags_doc.py > docs/flags.md

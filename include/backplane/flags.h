@@ -67,6 +67,10 @@ Id lookup(std::string_view path);
 int64_t get_raw(Id id);
 // Validates, then applies per Note [Flag resolution and scopes].
 void set_raw(Id id, int64_t value);
+// Returns the process-wide value to the table default, as if never set
+// (source Default; env values are not re-read). Scopes are left alone.
+// Note [fp32 precision tree] tells a default from the same value set.
+void reset(Id id);
 // The process-wide value and where it came from (scopes ignored).
 int64_t global_raw(Id id);
 Source source(Id id);
@@ -81,6 +85,8 @@ std::string format(Id id, int64_t value);
 int64_t parse(Id id, std::string_view text);
 // "one of: none, ieee, tf32, bf16", "an integer >= 0", ...
 std::string allowed_text(Id id);
+// The value of an enum name or alias in domain d (exact spelling), if any.
+std::optional<int> enum_value(const Domain& d, std::string_view name);
 
 // Changes whenever a process-wide value changes (never for scoped changes).
 uint64_t epoch();
@@ -143,6 +149,7 @@ namespace bp::backends {
 using flags::BlasBackend;
 using flags::CpuBlasBackend;
 using flags::CpuCapabilityCap;
+using flags::DepthwiseKernel;
 using flags::EinsumStrategy;
 using flags::LinalgBackend;
 using flags::Precision;

@@ -7,6 +7,15 @@
 // "none". Precisions are permissions: "tf32"/"bf16" allow an implementation to
 // use that arithmetic, "ieee" and "none" forbid it.
 //
+// A node's table default is a fallback, as in PyTorch 2.15: while the node
+// has never been set (flags::source is Default, no scope overrides it) it
+// inherits like "none", and only when nothing above it is set does it answer
+// its default. Only the cuDNN leaves have a default other than "none"
+// (cudnn.conv / cudnn.rnn: "tf32"), so `backends.fp32_precision = "ieee"` or
+// `cudnn.fp32_precision = "ieee"` turns TF32 off for cuDNN too, a generic
+// "bf16" reads "none" there, and an explicit "none" (cudnn.allow_tf32 =
+// False) stays "none". flags::reset() returns a node to its default.
+//
 // The legacy APIs (cuda.matmul.allow_tf32, cudnn.allow_tf32,
 // set/get_float32_matmul_precision) are views of this tree, not separate
 // state, so no read can ever disagree with another or raise (a deliberate

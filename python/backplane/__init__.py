@@ -5,9 +5,8 @@ level holds the precision and determinism policy, threads, RNG, memory
 statistics and tensors.
 """
 
-from . import _C
-from ._C import (__version__, get_num_threads, initial_seed, manual_seed, memory_stats,
-                 reset_peak_memory_stats, set_num_threads)
+from . import _C, _errors
+from ._C import __version__, get_num_threads, memory_stats, reset_peak_memory_stats, set_num_threads
 from ._tensor import Tensor, asarray, from_dlpack
 
 from . import backends, cuda, nn  # noqa: E402
@@ -27,6 +26,16 @@ __all__ = [
 ]
 
 
+def manual_seed(seed):
+    """Seeds the generator behind dropout (the CPU and CUDA implementations number it alike)."""
+    return _C.manual_seed(seed)
+
+
+def initial_seed():
+    """The seed last given to manual_seed (or the default one)."""
+    return _C.initial_seed()
+
+
 def set_float32_matmul_precision(precision):
     """"highest", "high" or "medium": what fp32 matmuls may use (ieee / tf32 / bf16 on the CPU).
 
@@ -44,9 +53,9 @@ def get_float32_matmul_precision():
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """Only deterministic implementations may run (or, with warn_only, warn when another does)."""
     if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms expects a bool, but got {type(mode).__name__}")
+        raise _errors.bad_type("use_deterministic_algorithms", mode, "a bool")
     if not isinstance(warn_only, bool):
-        raise TypeError(f"use_deterministic_algorithms: warn_only expects a bool, but got {type(warn_only).__name__}")
+        raise _errors.bad_type("use_deterministic_algorithms: warn_only", warn_only, "a bool")
     _C.flag_set("deterministic_algorithms", mode)
     _C.flag_set("deterministic_algorithms_warn_only", warn_only)
 

@@ -85,22 +85,28 @@ struct Global {
       return;
     }
     if (r.vendor_env == nullptr) return;
-    auto text = env::get(r.vendor_env);
-    if (!text) return;
-    std::optional<int64_t> v;
-    if (defs[i].vendor_parse != nullptr) {
-      v = defs[i].vendor_parse(r.vendor_env, *text);
-    } else {
-      try {
-        v = parse_row(r, *text);
-      } catch (const Error& e) {
-        log::warn(std::string("ignoring ") + r.vendor_env + "=" + *text + ": expected " + e.allowed());
+    // PyTorch also reads a ROCm spelling of some (either one set to "1" counts).
+    for (const char* name : {r.vendor_env, vendor_env_alias(r.vendor_env)}) {
+      if (name == nullptr) continue;
+      if (auto v = load_vendor(i, name)) {
+        value[i].store(*v);
+        source[i].store(static_cast<int>(Source::Env));
+        return;
       }
     }
-    if (v) {
-      value[i].store(*v);
-      source[i].store(static_cast<int>(Source::Env));
+  }
+
+  std::optional<int64_t> load_vendor(int i, const char* name) {
+    const Row& r = rows[i];
+    auto text = env::get(name);
+    if (!text) return std::nullopt;
+    if (defs[i].vendor_parse != nullptr) return defs[i].vendor_parse(name, *text);
+    try {
+      return parse_row(r, *text);
+    } catch (const Error& e) {
+      log::warn(std::string("ignoring ") + name + "=" + *text + ": expected " + e.allowed());
     }
+    return std::nullopt;
   }
 };
 
@@ -158,6 +164,14 @@ std::string join_names(const Domain& d) {
   return out;
 }
 
+// Aliases, listed after the names: " (also: hipblas, hipblaslt)".
+std::string alias_suffix(const Domain& d) {
+  if (d.alias_count == 0) return "";
+  std::string out = " (also: ";
+  for (int i = 0; i < d.alias_count; ++i) out += (i ? ", " : "") + std::string(d.aliases[i].name);
+  return out + ")";
+}
+
 }  // namespace
 
 std::string Row::path() const {
@@ -201,7 +215,7 @@ std::string allowed_row(const Row& r) {
     case DomainType::Int:
       if (d.max == std::numeric_limits<int64_t>::max()) return "an integer >= " + std::to_string(d.min);
       return "an integer in [" + std::to_string(d.min) + ", " + std::to_string(d.max) + "]";
-    case DomainType::Enum: return "one of: " + join_names(d);
+    case DomainType::Enum: return "one of: " + join_names(d) + alias_suffix(d);
     case DomainType::Order: return "a permutation of: " + join_names(d);
   }
   return "?";
@@ -268,8 +282,7 @@ int64_t parse_row(const Row& r, std::string_view text) {
     }
     case DomainType::Enum: {
       const std::string t = env::lower(text);
-      for (int i = 0; i < d.count; ++i)
-        if (t == d.names[i]) return i;
+      if (auto v = enum_value(d, t)) return *v;
       return bad();
     }
     case DomainType::Order: {
@@ -296,6 +309,14 @@ int64_t parse_row(const Row& r, std::string_view text) {
 }
 
 }  // namespace
+
+std::optional<int> enum_value(const Domain& d, std::string_view name) {
+  for (int i = 0; i < d.count; ++i)
+    if (name == d.names[i]) return i;
+  for (int i = 0; i < d.alias_count; ++i)
+    if (name == d.aliases[i].name) return d.aliases[i].value;
+  return std::nullopt;
+}
 
 std::string allowed_text(Id id) { return allowed_row(row(id)); }
 void validate(Id id, int64_t v) { validate_row(row(id), v); }
@@ -338,6 +359,16 @@ void set_raw(Id id, int64_t v) {
   }
   g.value[i].store(v);
   g.source[i].store(static_cast<int>(Source::Api));
+  g.epoch.fetch_add(1);
+  for (auto& h : hooks_of(i)) h(v);
+}
+
+void reset(Id id) {
+  auto& g = global();
+  const int i = static_cast<int>(id);
+  const int64_t v = g.rows[i].default_value;
+  g.value[i].store(v);
+  g.source[i].store(static_cast<int>(Source::Default));
   g.epoch.fetch_add(1);
   for (auto& h : hooks_of(i)) h(v);
 }

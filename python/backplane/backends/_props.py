@@ -7,12 +7,20 @@ precision object (``backplane.backends.cudnn.conv.fp32_precision``). Reading
 calls the C++ getter, writing the C++ setter: Python keeps no copy, so C++,
 the CLI and Python always agree. Modules get properties by swapping their
 class for a ModuleType subclass, which keeps the module object itself.
+
+Note [Modules refuse unknown attributes]
+Assigning a misspelt flag (``cudnn.benchmrk = True``) would otherwise create
+a new attribute and silently change nothing (PyTorch's modules accept it).
+The module class refuses public names the module does not already have; a
+submodule being imported, private names (``_x``) and dunders still go
+through, and so does replacing an existing attribute (monkeypatching).
 """
 
 import sys
 import types
 
 from .. import _C
+from .. import _errors
 
 _ROWS = _C.flag_rows()
 
@@ -37,12 +45,28 @@ def _generated_properties(module_path):
     }
 
 
+def _module_setattr(self, name, value):
+    """Note [Modules refuse unknown attributes]."""
+    cls_attr = getattr(type(self), name, None)
+    known = (name.startswith("_") or name in self.__dict__ or isinstance(cls_attr, property)
+             or (isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}"))
+    if not known:
+        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}', and backends modules refuse new "
+                             "attributes (a misspelt flag would otherwise change nothing)")
+    types.ModuleType.__setattr__(self, name, value)
+
+
 def install_module_properties(module_name, module_path, extra=None):
-    """Give module ``module_name`` the properties of its flag rows, plus ``extra``."""
+    """Give module ``module_name`` the properties of its flag rows, plus ``extra``.
+
+    The module also refuses unknown attributes (Note [Modules refuse unknown
+    attributes]).
+    """
     module = sys.modules[module_name]
     namespace = _generated_properties(module_path)
     namespace.update(extra or {})
     namespace["__doc__"] = module.__doc__
+    namespace["__setattr__"] = _module_setattr
     cls = type(f"{module_name.rsplit('.', 1)[-1]}_module", (types.ModuleType,), namespace)
     module.__class__ = cls
     return module
@@ -73,19 +97,26 @@ class _PropertyObject:
         return f"<backplane.backends.{self._path} {fields}>"
 
 
-def property_object(module_path, extra=None):
-    """An instance exposing the flag rows of ``module_path`` as attributes."""
+def property_object(module_path, extra=None, class_name=None):
+    """An instance exposing the flag rows of ``module_path`` as attributes.
+
+    ``class_name`` names its class where PyTorch's class has a public name
+    (``cuda.cuBLASModule``, the type of ``cuda.matmul``).
+    """
     namespace = _generated_properties(module_path)
     namespace.update(extra or {})
     namespace["_path"] = module_path
-    cls = type(module_path.replace(".", "_"), (_PropertyObject,), namespace)
+    cls = type(class_name or module_path.replace(".", "_"), (_PropertyObject,), namespace)
     return cls()
 
 
 def check_bool(name, value):
-    """PyTorch's setter type rule: a real bool, nothing merely truthy."""
+    """PyTorch's setter type rule: a real bool, nothing merely truthy (None included).
+
+    Raises a TypeError that is also a RuntimeError, as PyTorch's setters raise.
+    """
     if not isinstance(value, bool):
-        raise TypeError(f"backplane.backends.{name} expects a bool, but got {type(value).__name__}")
+        raise _errors.bad_type(f"backplane.backends.{name}", value, "a bool")
     return value
 
 
@@ -121,7 +152,7 @@ class FlagsSpec:
 
     def set_flags(self, *values):
         if len(values) > len(self.params):
-            raise TypeError(f"set_flags() takes at most {len(self.params)} arguments ({len(values)} given)")
+            raise _errors.bad_type("set_flags", values, f"at most {len(self.params)} arguments ({len(values)} given)")
         orig = self.snapshot()
         assignments = self.assignments(values)
         for path, value in assignments:  # validate everything first
@@ -137,3 +168,14 @@ class FlagsSpec:
 def flag_param(name, path, default):
     """A FlagsSpec parameter that is exactly one flag row."""
     return (name, default, lambda: _C.flag_get(path), lambda v: [(path, v)])
+
+
+def verbose_level(subject, level, levels):
+    """The verbose level as an int: a bool counts as 0 / 1 (PyTorch passes it on as an int)."""
+    if isinstance(level, bool):
+        return int(level)
+    if not isinstance(level, int):
+        raise _errors.bad_type(subject, level, "an int level (" + ", ".join(levels) + ")")
+    if not 0 <= level < len(levels):
+        raise _errors.bad_value(subject, level, ", ".join(levels))
+    return level

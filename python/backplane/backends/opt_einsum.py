@@ -8,7 +8,7 @@ included.
 
 import contextlib
 
-from .. import _C
+from .. import _C, _errors
 from . import _props
 
 __all__ = ["is_available", "get_opt_einsum", "enabled", "strategy", "flags", "set_flags"]
@@ -31,15 +31,18 @@ def get_opt_einsum():
 
 
 def _check_strategy(strategy, enabled):
+    subject = "backplane.backends.opt_einsum.strategy"
+    allowed = ", ".join(_STRATEGIES)
     if not isinstance(strategy, str):
-        raise TypeError(f"backplane.backends.opt_einsum.strategy expects a str (one of: {', '.join(_STRATEGIES)}), "
-                        f"but got {type(strategy).__name__}")
+        raise _errors.bad_type(subject, strategy, f"a str (one of: {allowed})")
     if strategy not in _STRATEGIES:
-        raise ValueError(f"`strategy` must be one of the following: [{', '.join(_STRATEGIES)}] but is {strategy}")
+        raise _errors.bad_value(subject, strategy, allowed,
+                                message=f"`strategy` must be one of the following: [{allowed}] but is {strategy}")
     if not enabled:
-        raise ValueError(f"opt_einsum is not enabled, so setting a `strategy` to {strategy} will not be meaningful. "
-                         "einsum will contract from left to right. Please set `enabled` to `True` as well or unset "
-                         "`strategy`.")
+        raise _errors.bad_value(subject, strategy, "a strategy only while enabled is True",
+                                message=f"opt_einsum is not enabled, so setting a `strategy` to {strategy} will not "
+                                        "be meaningful. einsum will contract from left to right. Please set "
+                                        "`enabled` to `True` as well or unset `strategy`.")
 
 
 def _assignments(enabled, strategy):

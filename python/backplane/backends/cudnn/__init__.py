@@ -1,18 +1,23 @@
 """backplane.backends.cudnn: cuDNN use, math mode and algorithm choice.
 
-``enabled``, ``benchmark``, ``deterministic``, ``benchmark_limit`` and
-``fp32_precision`` are generated properties; ``allow_tf32`` is a view of the
-fp32 precision tree (cuda.conv and cuda.rnn); ``conv`` / ``rnn`` hold their
-``fp32_precision``.
+``enabled``, ``benchmark``, ``deterministic``, ``benchmark_limit``,
+``fp32_precision`` and ``depthwise_kernel`` are generated properties;
+``allow_tf32`` is a view of the fp32 precision tree (cuda.conv and cuda.rnn);
+``conv`` holds its ``fp32_precision``; ``rnn`` is a submodule (as in PyTorch)
+holding its ``fp32_precision`` and the RNN helpers.
 """
 
 import contextlib
 
-from .. import _C
-from . import _props
+from ... import _C
+from .. import _props
 
 __all__ = ["version", "is_available", "is_acceptable", "flags", "set_flags", "enabled", "benchmark",
-           "deterministic", "benchmark_limit", "allow_tf32", "fp32_precision", "conv", "rnn"]
+           "deterministic", "benchmark_limit", "allow_tf32", "fp32_precision", "depthwise_kernel", "conv", "rnn",
+           "CUDNN_TENSOR_DTYPES"]
+
+# The dtypes cuDNN takes (Tensor.dtype names).
+CUDNN_TENSOR_DTYPES = {"float16", "float32", "float64"}
 
 
 def version():
@@ -31,7 +36,7 @@ def is_acceptable(tensor):
         return False
     if not str(getattr(tensor, "device", "cpu")).startswith("cuda"):
         return False
-    if str(getattr(tensor, "dtype", "")) not in ("float16", "float32", "float64"):
+    if str(getattr(tensor, "dtype", "")) not in CUDNN_TENSOR_DTYPES:
         return False
     if not is_available():
         import warnings
@@ -41,7 +46,6 @@ def is_acceptable(tensor):
 
 
 conv = _props.property_object("cudnn.conv")
-rnn = _props.property_object("cudnn.rnn")
 
 
 def _tf32_assignments(allow):
@@ -57,21 +61,25 @@ _flags_spec = _props.FlagsSpec([
     _props.flag_param("deterministic", "cudnn.deterministic", False),
     ("allow_tf32", True, _C.cudnn_allow_tf32, _tf32_assignments),
     _props.flag_param("fp32_precision", "cudnn.fp32_precision", "none"),
+    _props.flag_param("depthwise_kernel", "cudnn.depthwise_kernel", "auto"),
 ])
 
 
 def set_flags(_enabled=None, _benchmark=None, _benchmark_limit=None, _deterministic=None, _allow_tf32=None,
-              _fp32_precision="none"):
-    """Sets the given flags process-wide (all validated before any is applied); returns the previous values."""
+              _fp32_precision="none", _depthwise_kernel=None):
+    """Sets the given flags process-wide (all validated before any is applied); returns the previous values
+    as a 7-tuple (enabled, benchmark, benchmark_limit, deterministic, allow_tf32, fp32_precision,
+    depthwise_kernel)."""
     return _flags_spec.set_flags(_enabled, _benchmark, _benchmark_limit, _deterministic, _allow_tf32,
-                                 _fp32_precision)
+                                 _fp32_precision, _depthwise_kernel)
 
 
 @contextlib.contextmanager
 def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
-          fp32_precision="none"):
+          fp32_precision="none", depthwise_kernel="auto"):
     """Scoped cuDNN flags for this thread. Note PyTorch's defaults: ``flags()`` disables cuDNN."""
-    with _flags_spec.scope((enabled, benchmark, benchmark_limit, deterministic, allow_tf32, fp32_precision)):
+    with _flags_spec.scope((enabled, benchmark, benchmark_limit, deterministic, allow_tf32, fp32_precision,
+                            depthwise_kernel)):
         yield
 
 
@@ -87,3 +95,5 @@ _props.install_module_properties(__name__, "cudnn", {
                                 lambda self, v: _C.flag_set("cudnn.benchmark_limit", v),
                                 doc="Most cuDNN plans timed when benchmarking (0 = all)"),
 })
+
+from . import rnn  # noqa: E402  (the submodule, as torch.backends.cudnn.rnn)
