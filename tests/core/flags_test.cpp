@@ -274,9 +274,11 @@ TEST_F(FlagsTest, ScopesAreThreadLocal) {
 }
 
 TEST_F(FlagsTest, ProcessWideChangesMoveTheEpochAndCallHooks) {
-  int64_t seen = -1;
-  int calls = 0;
-  bp::flags::on_change(Id::miopen_immediate, "the flags test", [&](int64_t v) {
+  // Hooks stay registered for the life of the process (the fixture's reset
+  // calls them after this test): they may only capture what outlives it.
+  static int64_t seen = -1;
+  static int calls = 0;
+  bp::flags::on_change(Id::miopen_immediate, "the flags test", [](int64_t v) {
     seen = v;
     ++calls;
   });
