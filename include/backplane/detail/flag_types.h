@@ -110,7 +110,8 @@ enum Kind : unsigned {
   kEnvOnly = 1u << 3,  // set once, from the environment at start-up; read-only afterwards
 };
 
-// Packs and unpacks a priority order (Note [SDP priority order]).
+// Packs and unpacks a priority order: position i of the permutation in bits
+// [3i, 3i + 3) (the domain BP_SDP_ORDER; src/ops/sdpa/priority.h applies it).
 constexpr int64_t pack_order(const int* order, int n) {
   int64_t v = 0;
   for (int i = 0; i < n; ++i) v |= int64_t(order[i]) << (3 * i);
