@@ -201,6 +201,7 @@ class Implementation {
   Properties properties_;
   int id_ = -1;
   mutable std::once_flag availability_once_;
+  mutable std::atomic<bool> availability_ready_{false};  // checked first: call_once costs tens of ns even when done
   mutable Availability availability_;
 };
 

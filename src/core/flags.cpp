@@ -325,9 +325,10 @@ int64_t parse(Id id, std::string_view text) { return parse_row(row(id), text); }
 
 int64_t get_raw(Id id) {
   const int i = static_cast<int>(id);
-  if (tls.log != nullptr) [[unlikely]]
-    tls.log->read_[static_cast<std::size_t>(i)] = true;
-  if (tls.depth > 0 && tls.set[i]) return tls.value[i];
+  Tls& t = tls;  // one thread-local lookup (a call in a shared library)
+  if (t.log != nullptr) [[unlikely]]
+    t.log->read_[static_cast<std::size_t>(i)] = true;
+  if (t.depth > 0 && t.set[i]) return t.value[i];
   return global().value[i].load(std::memory_order_relaxed);
 }
 

@@ -19,16 +19,20 @@ std::string flag_text(flags::Id id) { return flags::row(id).path() + " = " + fla
 bool capability_ok(backends::cpu::CpuCapability need, Reasons& r) {
   const backends::cpu::CpuCapability have = backends::cpu::cpu_capability();
   if (static_cast<int>(have) >= static_cast<int>(need)) return true;
-  return r.fail([&] {
-    return std::string("cpu capability ") + backends::cpu::capability_name(need) +
-           " or higher (capped by BACKPLANE_CPU_CAPABILITY / ATEN_CPU_CAPABILITY)";
-  }(), backends::cpu::capability_name(have));
+  return fail_with(
+      r,
+      [&] {
+        return std::string("cpu capability ") + backends::cpu::capability_name(need) +
+               " or higher (capped by BACKPLANE_CPU_CAPABILITY / ATEN_CPU_CAPABILITY)";
+      },
+      [&] { return std::string(backends::cpu::capability_name(have)); });
 }
 
 bool precision_ok(precision::Backend b, precision::Op op, flags::Precision want, Reasons& r) {
   const flags::Precision got = precision::resolved(b, op);
   if (got == want) return true;
-  return r.fail(
+  return fail_with(
+      r,
       [&] {
         const char* name = flags::Precision_names[static_cast<int>(want)];
         const char* policy = want == flags::Precision::bf16 ? "medium" : "high";
@@ -37,7 +41,7 @@ bool precision_ok(precision::Backend b, precision::Op op, flags::Precision want,
         return std::string("fp32 precision '") + name + "' permitted for (" + backend + ", " +
                ops[static_cast<int>(op)] + ") (set_float32_matmul_precision('" + policy + "') or " +
                flags::row(precision::node(b, op)).path() + " = '" + name + "')";
-      }(),
+      },
       [&] {
         return "'" + std::string(flags::Precision_names[static_cast<int>(got)]) + "' (" +
                precision::get_float32_matmul_precision() + ")";

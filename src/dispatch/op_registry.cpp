@@ -18,6 +18,7 @@ namespace bp::dispatch {
 struct Op::List {
   std::vector<const Implementation*> impls;
   mutable std::once_flag key_flags_once;
+  mutable std::atomic<bool> key_flags_ready{false};  // checked first: call_once costs tens of ns even when done
   mutable std::vector<flags::Id> key_flags[2];  // per device type (index: DeviceType)
   mutable std::once_flag versions_once[2];  // per device: a CPU answer never loads the CUDA library
   mutable std::string versions[2];
@@ -159,10 +160,12 @@ const Implementation* Op::find(std::string_view name) const {
 
 std::span<const flags::Id> Op::key_flags(DeviceType device) const {
   const List* l = list_.load(std::memory_order_acquire);
-  std::call_once(l->key_flags_once, [&] {
-    for (DeviceType d : {DeviceType::cpu, DeviceType::cuda})
-      l->key_flags[static_cast<int>(d)] = collect_key_flags(config_, l->impls, d);
-  });
+  if (!l->key_flags_ready.load(std::memory_order_acquire))
+    std::call_once(l->key_flags_once, [&] {
+      for (DeviceType d : {DeviceType::cpu, DeviceType::cuda})
+        l->key_flags[static_cast<int>(d)] = collect_key_flags(config_, l->impls, d);
+      l->key_flags_ready.store(true, std::memory_order_release);
+    });
   const auto& ids = l->key_flags[static_cast<int>(device)];
   return {ids.data(), ids.size()};
 }
