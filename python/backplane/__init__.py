@@ -6,7 +6,7 @@ statistics and tensors.
 """
 
 from . import _C
-from ._C import (__version__, get_num_threads, initial_seed, manual_seed, memory_stats,
+from ._C import (__version__, get_num_threads, initial_seed, manual_seed, max_num_threads, memory_stats,
                  reset_peak_memory_stats, set_num_threads)
 from ._tensor import Tensor, asarray, from_dlpack
 
@@ -15,7 +15,7 @@ from ._matmul import addmm, linear, matmul  # noqa: E402
 
 __all__ = [
     "__version__", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",
-    "set_num_threads", "get_num_threads", "manual_seed", "initial_seed", "memory_stats", "reset_peak_memory_stats",
+    "set_num_threads", "get_num_threads", "max_num_threads", "manual_seed", "initial_seed", "memory_stats", "reset_peak_memory_stats",
     "set_float32_matmul_precision", "get_float32_matmul_precision",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled",

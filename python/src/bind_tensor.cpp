@@ -391,9 +391,23 @@ void bind_tensor(nb::module_& m) {
         "A Tensor sharing the memory of any DLPack producer (or an unused DLPack capsule).");
   m.def("_from_dlpack_bf16_bits", [](nb::handle obj) { return import_dlpack(obj, {.uint16_as_bf16 = true}); },
         "Like from_dlpack, reading uint16 data as bfloat16 bits (for ml_dtypes arrays).");
-  m.def("set_num_threads", &set_num_threads, "n"_a,
-        "Threads for OpenMP regions, OpenBLAS and oneDNN together (n >= 1).");
+  m.def("set_num_threads",
+        [](nb::handle n) {
+          if (PyBool_Check(n.ptr()) || !PyIndex_Check(n.ptr()))
+            throw_bad_type("set_num_threads", nb::inst_name(n).c_str(), "an int");
+          nb::object i = nb::steal(PyNumber_Index(n.ptr()));
+          if (!i.is_valid()) throw nb::python_error();
+          int overflow = 0;
+          const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+          if (overflow != 0 || v < INT32_MIN || v > INT32_MAX) {
+            throw_bad_value("set_num_threads", nb::cast<std::string>(nb::repr(n)),
+                            "a number of threads in [1, " + std::to_string(max_num_threads()) + "]");
+          }
+          set_num_threads(static_cast<int>(v));
+        },
+        "n"_a, "Threads for OpenMP regions, OpenBLAS and oneDNN together (1 <= n <= max_num_threads()).");
   m.def("get_num_threads", &get_num_threads);
+  m.def("max_num_threads", &max_num_threads, "The most threads set_num_threads accepts (Note [Team sizes]).");
   m.def("manual_seed", [](nb::handle seed) { manual_seed(seed_from_py(seed)); }, "seed"_a,
         "Seeds the generator behind dropout (Philox4x32-10; reproducible for a seed).");
   m.def("initial_seed", [] { return default_generator().seed(); }, "The seed of the default generator.");

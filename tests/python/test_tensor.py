@@ -7,6 +7,9 @@ import threading
 import numpy as np
 import pytest
 
+from conftest import run_python
+
+import backplane
 from backplane import _C
 from backplane._tensor import Tensor, asarray, from_dlpack
 
@@ -284,14 +287,45 @@ def test_set_num_threads_reaches_openmp_and_openblas():
         _C.set_num_threads(saved)
 
 
-@pytest.mark.parametrize("bad", [0, -1])
-def test_set_num_threads_rejects_below_one(bad):
+@pytest.mark.parametrize("bad", [0, -1, 10**6, 2**40])
+def test_set_num_threads_rejects_counts_outside_its_range(bad):
     before = _C.get_num_threads()
-    with pytest.raises(ValueError, match=rf"set_num_threads: expected a number of threads >= 1, got {bad}"):
+    top = _C.max_num_threads()
+    with pytest.raises(ValueError, match=rf"set_num_threads: expected a number of threads in \[1, {top}\], got {bad}"):
         _C.set_num_threads(bad)
     assert _C.get_num_threads() == before
     with pytest.raises(TypeError):
         _C.set_num_threads(2.5)
+    with pytest.raises(TypeError):
+        _C.set_num_threads(True)
+
+
+# Issue 10 item 5: the SDPA kernels started a team of get_num_threads()
+# threads whatever the work (10**6: a crash in the OpenMP runtime).
+def test_the_most_threads_then_sdpa_and_matmul_run():
+    from backplane.nn import functional as F
+    saved = _C.get_num_threads()
+    q = np.ones((1, 1, 8, 8), np.float32)
+    try:
+        with pytest.raises(ValueError):
+            _C.set_num_threads(10**6)
+        _C.set_num_threads(_C.max_num_threads())
+        for impl in ["flash:cpu", "efficient:cpu", "math:any"]:
+            with backplane.backends.implementations("sdpa", impl):
+                out = F.scaled_dot_product_attention(q, q, q)
+            assert np.allclose(out.numpy(), 1.0)
+        assert np.allclose(backplane.matmul(q[0, 0], q[0, 0]).numpy(), 8.0)
+    finally:
+        _C.set_num_threads(saved)
+
+
+def test_an_absurd_omp_num_threads_is_clamped_with_a_warning():
+    code = ("import numpy as np, backplane; from backplane.nn import functional as F; "
+            "q = np.ones((2, 2, 64, 16), np.float32); F.scaled_dot_product_attention(q, q, q); "
+            "backplane.matmul(q[0, 0], q[0, 0].T); print(backplane.get_num_threads(), backplane.max_num_threads())")
+    proc = run_python(code, env={"OMP_NUM_THREADS": "100000"})
+    got, top = proc.stdout.split()
+    assert got == top and "OMP_NUM_THREADS asks for 100000 threads" in proc.stderr
 
 
 def test_manual_seed_reproducibility():

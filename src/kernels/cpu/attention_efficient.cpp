@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "backplane/error.h"
+#include "core/threads.h"
 #include "kernels/cpu/attention_flash.h"
 #include "kernels/cpu/bf16_round.h"
 
@@ -160,7 +161,8 @@ template <DType D>
 void run(const EfficientAttention& a) {
   const int64_t q_blocks = (a.L + a.q_block - 1) / a.q_block;
   const int64_t tasks = a.batch * q_blocks;
-#pragma omp parallel
+  const int team = threads::team_size(tasks);  // Note [Team sizes]
+#pragma omp parallel num_threads(team) if (team > 1)
   {
     Workspace<typename Io<D>::Acc> ws;
 #pragma omp for schedule(dynamic, 1)

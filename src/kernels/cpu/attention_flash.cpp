@@ -19,6 +19,7 @@
 
 #include "backplane/dtype.h"
 #include "backplane/tensor.h"
+#include "core/threads.h"
 #include "kernels/cpu/bf16_round.h"
 
 #ifdef _OPENMP
@@ -251,7 +252,8 @@ void run_all(const FlashAttention& a) {
   using Acc = std::conditional_t<kElem == AttnElem::f64, double, float>;
   const int64_t q_blocks = (a.L + a.q_block - 1) / a.q_block;
   const int64_t tasks = a.batch * q_blocks;
-#pragma omp parallel
+  const int team = threads::team_size(tasks);  // Note [Team sizes]
+#pragma omp parallel num_threads(team) if (team > 1)
   {
     Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
     Buf<uint16_t> pbuf;
