@@ -46,7 +46,7 @@ void softmax_rows(const Params& p, Acc* scores) {
       if (m) x += m[j * mcs];
       if (p.is_causal && j > i) x = kNegInf;
       s[j] = x;
-      mx = std::max(mx, x);
+      mx = kernels::cpu::nan_max(mx, x);  // Note [NaN in attention]
     }
     if (mx == kNegInf) {  // every key masked out: the row attends to nothing
       std::fill(s, s + p.S, Acc(0));
