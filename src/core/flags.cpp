@@ -88,14 +88,17 @@ struct Global {
     auto text = env::get(r.vendor_env);
     if (!text) return;
     std::optional<int64_t> v;
-    if (defs[i].vendor_parse != nullptr) {
-      v = defs[i].vendor_parse(r.vendor_env, *text);
-    } else {
-      try {
+    try {
+      if (defs[i].vendor_parse != nullptr) {
+        v = defs[i].vendor_parse(r.vendor_env, *text);
+        if (v) validate_row(r, *v);  // the vendor's text passes the row's validation like the native one's
+      } else {
         v = parse_row(r, *text);
-      } catch (const Error& e) {
-        log::warn(std::string("ignoring ") + r.vendor_env + "=" + *text + ": expected " + e.allowed());
       }
+    } catch (const Error& e) {
+      v.reset();
+      log::warn(std::string("ignoring ") + r.vendor_env + "=" + *text + " (" + r.path() + " = " + e.value() +
+                "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
     }
     if (v) {
       value[i].store(*v);
@@ -249,9 +252,22 @@ std::string format_row(const Row& r, int64_t v) {
   return std::to_string(v);
 }
 
+// Note [Env parsing] in core/env.h: names are case-sensitive, so say so
+// when the text would match in another case.
+std::string allowed_with_case_hint(const Row& r, std::string_view text) {
+  const Domain& d = r.domain;
+  if (d.type != DomainType::Enum && d.type != DomainType::Order) return allowed_row(r);
+  const std::string lowered = env::lower(text);
+  bool other_case = false;
+  for (int i = 0; i < d.count; ++i) other_case |= lowered.find(d.names[i]) != std::string::npos;
+  return allowed_row(r) + (other_case && lowered != text ? " (names are case-sensitive)" : "");
+}
+
 int64_t parse_row(const Row& r, std::string_view text) {
   const Domain& d = r.domain;
-  auto bad = [&]() -> int64_t { throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_row(r)); };
+  auto bad = [&]() -> int64_t {
+    throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_with_case_hint(r, text));
+  };
   switch (d.type) {
     case DomainType::Bool: {
       auto b = env::parse_bool(text);
@@ -265,9 +281,8 @@ int64_t parse_row(const Row& r, std::string_view text) {
       return *n;
     }
     case DomainType::Enum: {
-      const std::string t = env::lower(text);
       for (int i = 0; i < d.count; ++i)
-        if (t == d.names[i]) return i;
+        if (text == d.names[i]) return i;
       return bad();
     }
     case DomainType::Order: {
@@ -276,7 +291,7 @@ int64_t parse_row(const Row& r, std::string_view text) {
       std::string_view rest = text;
       while (!rest.empty() && n < d.count) {
         auto comma = rest.find(',');
-        std::string item = env::lower(rest.substr(0, comma));
+        const std::string_view item = rest.substr(0, comma);
         int k = -1;
         for (int i = 0; i < d.count; ++i)
           if (item == d.names[i]) k = i;

@@ -280,9 +280,11 @@ const bool env_file_connected = [] {
     log::warn(std::string("BACKPLANE_AUTOTUNE_CACHE: ") + e.what() + " (ignored; the file is left untouched)");
     return false;
   }
+  // The path read at start-up is the one saved to, whatever the env says by then.
+  static const std::string* saved_path = new std::string(path);  // never destroyed: atexit runs after destructors
   std::atexit([] {
     try {
-      autotune_cache::save(std::getenv("BACKPLANE_AUTOTUNE_CACHE"));
+      autotune_cache::save(*saved_path);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[backplane] warning: BACKPLANE_AUTOTUNE_CACHE: %s\n", e.what());
     }
