@@ -37,13 +37,46 @@ def _generated_properties(module_path):
     }
 
 
+class GuardedModule(types.ModuleType):
+    """A backends module whose functions, classes and submodules cannot be
+    replaced by assignment.
+
+    Note [Module attributes]
+    ``backends.cuda.cublas_workspace_size = -5`` used to replace the function
+    with -5 (a plain module takes any assignment), so every later call failed
+    far from the typo. Assigning to a public name that holds a function, a
+    class or a submodule raises AttributeError naming it and saying how to
+    set the value; flag properties (``cudnn.benchmark = True``) and new
+    names are assigned as before.
+    """
+
+    def __setattr__(self, name, value):
+        current = self.__dict__.get(name)
+        if not name.startswith("_") and (callable(current) or isinstance(current, types.ModuleType)):
+            kind = ("submodule" if isinstance(current, types.ModuleType)
+                    else "class" if isinstance(current, type) else "function")
+            hint = f" (call {self.__name__}.{name}(...) instead)" if kind == "function" else ""
+            raise AttributeError(f"{self.__name__}.{name} is a {kind} and cannot be replaced by assignment{hint}")
+        super().__setattr__(name, value)
+
+
+def guard_module(module_name):
+    """Give a backends module without flag properties the guard of Note [Module attributes]."""
+    module = sys.modules[module_name]
+    if not isinstance(module, GuardedModule):
+        module.__class__ = type(f"{module_name.rsplit('.', 1)[-1]}_module", (GuardedModule,),
+                                {"__doc__": module.__doc__})
+    return module
+
+
 def install_module_properties(module_name, module_path, extra=None):
-    """Give module ``module_name`` the properties of its flag rows, plus ``extra``."""
+    """Give module ``module_name`` the properties of its flag rows, plus ``extra``
+    (and the guard of Note [Module attributes])."""
     module = sys.modules[module_name]
     namespace = _generated_properties(module_path)
     namespace.update(extra or {})
     namespace["__doc__"] = module.__doc__
-    cls = type(f"{module_name.rsplit('.', 1)[-1]}_module", (types.ModuleType,), namespace)
+    cls = type(f"{module_name.rsplit('.', 1)[-1]}_module", (GuardedModule,), namespace)
     module.__class__ = cls
     return module
 
