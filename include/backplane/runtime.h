@@ -13,13 +13,17 @@
 namespace bp {
 
 // ---------------------------------------------------------------- threads
-// Sets the number of threads that OpenMP regions, OpenBLAS and oneDNN use
-// (n >= 1, else ValueError). See Note [One thread count] in
-// src/core/threads.h for how each library is reached.
+// Sets the number of threads that OpenMP regions, OpenBLAS and oneDNN use:
+// 1 <= n <= max_num_threads(), else ValueError. See Note [One thread count]
+// in src/core/threads.h for how each library is reached, and Note [Team
+// sizes] there for why there is a maximum.
 void set_num_threads(int n);
 // The value last set, else OpenMP's default at start-up (OMP_NUM_THREADS or
-// the number of CPUs).
+// the number of CPUs), at most max_num_threads().
 int get_num_threads();
+// The most threads one region may use: 1024, or 4 per hardware thread on
+// machines with more than 256 of them.
+int max_num_threads();
 
 // ---------------------------------------------------------------- memory
 struct MemoryStats {

@@ -7,6 +7,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <strings.h>
+
 #include <optional>
 #include <thread>
 
@@ -45,8 +47,10 @@ int64_t to_raw(Id id, nb::handle obj) {
     case DomainType::Enum: {
       if (!PyUnicode_Check(obj.ptr())) throw_bad_type(what, py_type_name(obj), "a str (" + flags::allowed_text(id) + ")");
       const std::string s = nb::cast<std::string>(obj);
-      if (auto v = flags::enum_value(r.domain, s)) return *v;
-      throw_bad_value(what, "'" + s + "'", flags::allowed_text(id));
+      if (auto v = flags::enum_value(r.domain, s)) return *v;  // names and aliases, exact case
+      bool other_case = false;  // names are case-sensitive (Note [Env parsing] in core/env.h)
+      for (int i = 0; i < r.domain.count; ++i) other_case |= strcasecmp(s.c_str(), r.domain.names[i]) == 0;
+      throw_bad_value(what, "'" + s + "'", flags::allowed_text(id) + (other_case ? " (names are case-sensitive)" : ""));
     }
     case DomainType::Order: {
       if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr()))

@@ -85,6 +85,35 @@ Tensor tensor_from_capsule(nb::handle capsule, DLPackImportOptions options) {
                  "an object with __dlpack__ or an unused 'dltensor' / 'dltensor_versioned' capsule");
 }
 
+// A Python int as int64, or nullopt when it does not fit (no std::bad_cast
+// escaping as "RuntimeError: std::bad_cast").
+std::optional<int64_t> int64_of(nb::handle obj) {
+  if (PyBool_Check(obj.ptr()) || !PyLong_Check(obj.ptr())) return std::nullopt;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  return v;
+}
+
+// A DLPack (device_type, device_id) pair, as __dlpack_device__ returns and
+// __dlpack__'s dl_device takes: a tuple of two ints that fit an int.
+std::pair<int, int> device_pair(nb::handle obj, const std::string& op, const std::string& what) {
+  const std::string allowed = "a tuple (device_type: int, device_id: int)";
+  if (!PyTuple_Check(obj.ptr()) || PyTuple_GET_SIZE(obj.ptr()) != 2)
+    throw_bad_type(op, what + " = " + nb::cast<std::string>(nb::repr(obj)), allowed);
+  int out[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto v = int64_of(nb::borrow<nb::tuple>(obj)[i]);
+    if (!v || *v < INT32_MIN || *v > INT32_MAX)
+      throw_bad_value(op, what + " = " + nb::cast<std::string>(nb::repr(obj)), allowed);
+    out[i] = static_cast<int>(*v);
+  }
+  return {out[0], out[1]};
+}
+
 // from_dlpack(obj): asks the producer for a capsule the array-API way.
 Tensor import_dlpack(nb::handle obj, DLPackImportOptions options) {
   if (PyCapsule_CheckExact(obj.ptr())) return tensor_from_capsule(obj, options);
@@ -95,8 +124,8 @@ Tensor import_dlpack(nb::handle obj, DLPackImportOptions options) {
   }
   nb::dict kwargs;
   if (nb::hasattr(obj, "__dlpack_device__")) {
-    nb::tuple dev = nb::tuple(obj.attr("__dlpack_device__")());
-    const int type = nb::cast<int>(dev[0]);
+    const int type = device_pair(obj.attr("__dlpack_device__")(), "from_dlpack",
+                                 nb::inst_name(obj).c_str() + std::string(".__dlpack_device__()")).first;
     // CUDA producers order their work before the consumer's stream; our
     // copies use the legacy default stream (1 in the protocol).
     if (type == kBpDLCUDA || type == kBpDLCUDAManaged) kwargs["stream"] = 1;
@@ -131,7 +160,9 @@ DType dtype_from_py(nb::handle obj) {
   return parse_dtype(nb::cast<std::string>(name));
 }
 
-bool is_device_string(const std::string& s) { return s == "cpu" || s.rfind("cuda", 0) == 0; }
+bool is_device_string(const std::string& s) {
+  return s == "cpu" || s.rfind("cpu:", 0) == 0 || s.rfind("cuda", 0) == 0;
+}
 
 Tensor to_py(const Tensor& t, nb::handle target, nb::handle dtype, nb::handle device) {
   std::optional<DType> want_dtype;
@@ -185,19 +216,24 @@ nb::object export_dlpack(const Tensor& t, nb::handle stream, nb::handle max_vers
     // Every Backplane write to device memory is synchronous (cudaMemcpy on
     // the legacy stream), so any consumer stream may read at once; 0 is
     // forbidden by the protocol.
-    if (!nb::isinstance<nb::int_>(stream) || nb::cast<long long>(stream) == 0) {
+    const auto handle = nb::isinstance<nb::int_>(stream) ? int64_of(stream) : std::nullopt;
+    if (!handle || *handle == 0) {
       throw_bad_value(op, "stream=" + nb::cast<std::string>(nb::repr(stream)), "None, -1, 1, 2 or a stream handle");
     }
   }
   bool versioned = false;
   if (!max_version.is_none()) {
-    versioned = nb::cast<unsigned>(nb::tuple(max_version)[0]) >= kBpDLPackMajor;
+    const auto v = PyTuple_Check(max_version.ptr()) && PyTuple_GET_SIZE(max_version.ptr()) == 2
+                       ? int64_of(nb::borrow<nb::tuple>(max_version)[0])
+                       : std::nullopt;
+    if (!v) throw_bad_type(op, "max_version = " + nb::cast<std::string>(nb::repr(max_version)), "None or a tuple (major: int, minor: int)");
+    versioned = *v >= kBpDLPackMajor;
   }
+  if (!copy.is_none() && !PyBool_Check(copy.ptr()))
+    throw_bad_type(op, "copy = " + nb::cast<std::string>(nb::repr(copy)), "None or a bool");
   Device target = here;
   if (!dl_device.is_none()) {
-    nb::tuple dev(dl_device);
-    const int type = nb::cast<int>(dev[0]);
-    const int index = nb::cast<int>(dev[1]);
+    const auto [type, index] = device_pair(dl_device, op, "dl_device");
     if ((type == kBpDLCPU || type == kBpDLCUDAHost) && index == 0) {
       target = Device::cpu();
     } else if (type == kBpDLCUDA && index >= 0) {
@@ -224,10 +260,20 @@ nb::object export_dlpack(const Tensor& t, nb::handle stream, nb::handle max_vers
 
 // ------------------------------------------------------------ indexing
 
-int64_t as_index(nb::handle item) {
+[[noreturn]] void detail_throw_index(const char* op, const std::string& value, const std::string& allowed) {
+  throw Error(ErrorKind::Index, std::string(op) + ": expected " + allowed + ", got " + value, op, value, allowed);
+}
+
+// operator.index(item), clamped to int64 (only slice bounds may be out of
+// range: Python clamps them to the dim; integer indices check `fits`).
+int64_t as_index(nb::handle item, bool* fits = nullptr) {
   nb::object i = nb::steal(PyNumber_Index(item.ptr()));
   if (!i.is_valid()) throw nb::python_error();
-  return nb::cast<int64_t>(i);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (fits != nullptr) *fits = overflow == 0;
+  if (overflow != 0) return overflow > 0 ? INT64_MAX : INT64_MIN;
+  return v;
 }
 
 bool is_integer_like(nb::handle item) {
@@ -258,7 +304,14 @@ Tensor getitem(const Tensor& t, nb::handle key) {
     if (item.is(Py_Ellipsis)) {
       dim += t.ndim() - consumed;
     } else if (is_integer_like(item)) {
-      out = out.select(dim, as_index(item));
+      bool fits = true;
+      const int64_t index = as_index(item, &fits);
+      if (!fits) {  // getitem[2**70]
+        const int64_t n = out.size(dim);
+        detail_throw_index(op, "index " + nb::cast<std::string>(nb::repr(item)) + " for dim " + std::to_string(dim),
+                           "an index in [" + std::to_string(-n) + ", " + std::to_string(n) + ")");
+      }
+      out = out.select(dim, index);
     } else if (PySlice_Check(item.ptr())) {
       const auto get = [&](const char* field) {
         nb::object v = item.attr(field);
@@ -356,6 +409,8 @@ void bind_tensor(nb::module_& m) {
       .def("numpy", &to_numpy, "A NumPy array sharing this (cpu) tensor's memory; bf16 as ml_dtypes.bfloat16.")
       .def("__array__",
            [](const Tensor& t, nb::handle dtype, nb::handle copy) {
+             if (!copy.is_none() && !PyBool_Check(copy.ptr()))
+               throw_bad_type("Tensor.__array__", "copy = " + nb::cast<std::string>(nb::repr(copy)), "None or a bool");
              nb::object arr = to_numpy(t);
              const bool copy_forbidden = !copy.is_none() && !nb::cast<bool>(copy);
              if (!dtype.is_none()) {
@@ -391,9 +446,23 @@ void bind_tensor(nb::module_& m) {
         "A Tensor sharing the memory of any DLPack producer (or an unused DLPack capsule).");
   m.def("_from_dlpack_bf16_bits", [](nb::handle obj) { return import_dlpack(obj, {.uint16_as_bf16 = true}); },
         "Like from_dlpack, reading uint16 data as bfloat16 bits (for ml_dtypes arrays).");
-  m.def("set_num_threads", &set_num_threads, "n"_a,
-        "Threads for OpenMP regions, OpenBLAS and oneDNN together (n >= 1).");
+  m.def("set_num_threads",
+        [](nb::handle n) {
+          if (PyBool_Check(n.ptr()) || !PyIndex_Check(n.ptr()))
+            throw_bad_type("set_num_threads", nb::inst_name(n).c_str(), "an int");
+          nb::object i = nb::steal(PyNumber_Index(n.ptr()));
+          if (!i.is_valid()) throw nb::python_error();
+          int overflow = 0;
+          const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+          if (overflow != 0 || v < INT32_MIN || v > INT32_MAX) {
+            throw_bad_value("set_num_threads", nb::cast<std::string>(nb::repr(n)),
+                            "a number of threads in [1, " + std::to_string(max_num_threads()) + "]");
+          }
+          set_num_threads(static_cast<int>(v));
+        },
+        "n"_a, "Threads for OpenMP regions, OpenBLAS and oneDNN together (1 <= n <= max_num_threads()).");
   m.def("get_num_threads", &get_num_threads);
+  m.def("max_num_threads", &max_num_threads, "The most threads set_num_threads accepts (Note [Team sizes]).");
   m.def("manual_seed", [](nb::handle seed) { manual_seed(seed_from_py(seed)); }, "seed"_a,
         "Seeds the generator behind dropout (Philox4x32-10; reproducible for a seed).");
   m.def("initial_seed", [] { return default_generator().seed(); }, "The seed of the default generator.");

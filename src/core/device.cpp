@@ -11,7 +11,7 @@ std::string Device::str() const {
 }
 
 Device parse_device(std::string_view text) {
-  if (text == "cpu") return Device::cpu();
+  if (text == "cpu" || text == "cpu:0") return Device::cpu();  // "cpu:0", as PyTorch accepts
   if (text == "cuda") return Device::cuda(0);
   constexpr std::string_view kPrefix = "cuda:";
   if (text.starts_with(kPrefix)) {
@@ -25,7 +25,7 @@ Device parse_device(std::string_view text) {
       return Device::cuda(index);
     }
   }
-  throw_bad_value("device", "'" + std::string(text) + "'", "'cpu', 'cuda' or 'cuda:<index>'");
+  throw_bad_value("device", "'" + std::string(text) + "'", "'cpu', 'cpu:0', 'cuda' or 'cuda:<index>'");
 }
 
 }  // namespace bp

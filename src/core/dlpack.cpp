@@ -1,5 +1,6 @@
 // DLPack export and import (ABI in core/dlpack_abi.h).
 
+#include <cstring>
 #include <memory>
 
 #include "backplane/error.h"
@@ -86,6 +87,33 @@ std::unique_ptr<ExportContext> make_context(const Tensor& t) {
   return std::make_unique<ExportContext>(ExportContext{t, t.shape(), t.strides()});
 }
 
+// The alignment an element needs: its size, or a component's for complex.
+std::size_t element_alignment(DType t) {
+  const std::size_t size = dtype_itemsize(t);
+  return t == DType::c64 || t == DType::c128 ? size / 2 : size;
+}
+
+// Note [Misaligned DLPack data]
+// DLPack lets a producer hand over data at any address (NumPy's
+// frombuffer(b, offset=1) is a float32 array at an odd address). Every
+// kernel, converter and packer here loads whole elements, which is
+// undefined behaviour (and a fault on some CPUs) when they are not aligned
+// to their size. So host data that is not aligned is copied, byte by byte,
+// into a fresh aligned tensor, and the producer's memory is released at
+// once: the result no longer shares memory with it (writes through the
+// producer are not seen). Device memory cannot be copied that way and is
+// refused with a clear error.
+Tensor copy_misaligned(const char* first, const Shape& shape, const Shape& strides, DType dtype) {
+  Tensor out = Tensor::empty(shape, dtype);
+  char* dst = static_cast<char*>(out.data());
+  const int64_t itemsize = static_cast<int64_t>(dtype_itemsize(dtype));
+  detail::for_each_offset(shape, strides, [&](int64_t off) {
+    std::memcpy(dst, first + off * itemsize, static_cast<std::size_t>(itemsize));
+    dst += itemsize;
+  });
+  return out;
+}
+
 // The shared part of both imports. `release` frees the producer's struct;
 // it is attached to the storage only after every check passed, so an error
 // leaves ownership with the caller.
@@ -97,16 +125,36 @@ Tensor import_dl_tensor(const DLTensor& dl, std::function<void()> release, bool 
   const DType dtype = dtype_from_dl(dl.dtype, options.uint16_as_bf16);
   const Device device = device_from_dl(dl.device);
   const Shape shape(dl.shape, dl.shape + dl.ndim);
-  for (int64_t s : shape) {
-    if (s < 0) throw_bad_value(op, "shape " + detail::shape_str(shape), "sizes >= 0");
-  }
-  const Shape strides = dl.strides != nullptr ? Shape(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
   const int64_t itemsize = static_cast<int64_t>(dtype_itemsize(dtype));
+  const int64_t numel = detail::checked_numel(shape, op, itemsize);  // Note [Checked sizes]
+  const Shape strides = dl.strides != nullptr ? Shape(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
 
   // The storage starts at the lowest address the view touches (strides may
   // be negative), so element 0 sits at offset -lowest.
-  const detail::Extent e = detail::element_extent(shape, strides);
-  char* first = static_cast<char*>(dl.data) + dl.byte_offset;
+  const detail::Extent e = detail::element_extent(shape, strides, op, itemsize);
+  if (numel > 0 && dl.data == nullptr) {
+    throw_bad_value(op, "a NULL data pointer for shape " + detail::shape_str(shape), "a data pointer");
+  }
+  // byte_offset and the extent are added as addresses: an absurd pair must not wrap.
+  const uintptr_t base = reinterpret_cast<uintptr_t>(dl.data);
+  uintptr_t first_addr = 0, lowest_addr = 0, end_addr = 0;
+  if (__builtin_add_overflow(base, dl.byte_offset, &first_addr) ||
+      __builtin_sub_overflow(first_addr, static_cast<uintptr_t>(-e.lowest) * itemsize, &lowest_addr) ||
+      __builtin_add_overflow(first_addr, static_cast<uintptr_t>(e.end) * itemsize, &end_addr)) {
+    throw_bad_value(op, "data pointer, byte_offset " + std::to_string(dl.byte_offset) + " and shape " +
+                            detail::shape_str(shape) + " that wrap around the address space",
+                    "a view inside the address space");
+  }
+  char* first = dl.data == nullptr ? nullptr : static_cast<char*>(dl.data) + dl.byte_offset;
+  if (numel > 0 && first_addr % element_alignment(dtype) != 0) {
+    if (!device.is_cpu()) {
+      throw_bad_value(op, "data at address " + std::to_string(first_addr) + " on " + device.str(),
+                      "data aligned to its " + std::to_string(element_alignment(dtype)) + "-byte elements");
+    }
+    Tensor copy = copy_misaligned(first, shape, strides, dtype);
+    if (release) release();  // nothing of the producer's is kept
+    return copy;
+  }
   char* lowest = first + e.lowest * itemsize;
   const std::size_t nbytes = static_cast<std::size_t>((e.end - e.lowest) * itemsize);
   auto storage = std::make_shared<Storage>(lowest, nbytes, device, std::move(release), read_only);

@@ -96,15 +96,21 @@ struct Global {
     }
   }
 
+  // A vendor variable's value, through the row's own validation like a
+  // native one's (issue 10: CUBLASLT_WORKSPACE_SIZE=1 PiB was taken);
+  // nullopt (with one warning when malformed) when it does not set the flag.
   std::optional<int64_t> load_vendor(int i, const char* name) {
     const Row& r = rows[i];
     auto text = env::get(name);
     if (!text) return std::nullopt;
-    if (defs[i].vendor_parse != nullptr) return defs[i].vendor_parse(name, *text);
     try {
-      return parse_row(r, *text);
+      if (defs[i].vendor_parse == nullptr) return parse_row(r, *text);
+      const std::optional<int64_t> v = defs[i].vendor_parse(name, *text);
+      if (v) validate_row(r, *v);
+      return v;
     } catch (const Error& e) {
-      log::warn(std::string("ignoring ") + name + "=" + *text + ": expected " + e.allowed());
+      log::warn(std::string("ignoring ") + name + "=" + *text + " (" + r.path() + " = " + e.value() +
+                "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
     }
     return std::nullopt;
   }
@@ -265,9 +271,22 @@ std::string format_row(const Row& r, int64_t v) {
   return std::to_string(v);
 }
 
+// Note [Env parsing] in core/env.h: names are case-sensitive, so say so
+// when the text would match in another case.
+std::string allowed_with_case_hint(const Row& r, std::string_view text) {
+  const Domain& d = r.domain;
+  if (d.type != DomainType::Enum && d.type != DomainType::Order) return allowed_row(r);
+  const std::string lowered = env::lower(text);
+  bool other_case = false;
+  for (int i = 0; i < d.count; ++i) other_case |= lowered.find(d.names[i]) != std::string::npos;
+  return allowed_row(r) + (other_case && lowered != text ? " (names are case-sensitive)" : "");
+}
+
 int64_t parse_row(const Row& r, std::string_view text) {
   const Domain& d = r.domain;
-  auto bad = [&]() -> int64_t { throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_row(r)); };
+  auto bad = [&]() -> int64_t {
+    throw_bad_value(r.path(), "'" + std::string(text) + "'", allowed_with_case_hint(r, text));
+  };
   switch (d.type) {
     case DomainType::Bool: {
       auto b = env::parse_bool(text);
@@ -281,8 +300,8 @@ int64_t parse_row(const Row& r, std::string_view text) {
       return *n;
     }
     case DomainType::Enum: {
-      const std::string t = env::lower(text);
-      if (auto v = enum_value(d, t)) return *v;
+      // Exact case, as the setters (issue 10); aliases ("hipblaslt") too.
+      if (auto v = enum_value(d, text)) return *v;
       return bad();
     }
     case DomainType::Order: {
@@ -291,7 +310,7 @@ int64_t parse_row(const Row& r, std::string_view text) {
       std::string_view rest = text;
       while (!rest.empty() && n < d.count) {
         auto comma = rest.find(',');
-        std::string item = env::lower(rest.substr(0, comma));
+        const std::string_view item = rest.substr(0, comma);
         int k = -1;
         for (int i = 0; i < d.count; ++i)
           if (item == d.names[i]) k = i;

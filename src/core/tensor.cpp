@@ -32,44 +32,53 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   return dim < 0 ? dim + ndim : dim;
 }
 
-Extent element_extent(const Shape& shape, const Shape& strides) {
+Extent element_extent(const Shape& shape, const Shape& strides, const char* op, int64_t itemsize) {
   Extent e;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 0) return Extent{};
-    const int64_t far = (shape[d] - 1) * strides[d];
-    if (far < 0) e.lowest += far;
-    else e.end += far;
   }
-  e.end += 1;
+  bool overflow = false;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    int64_t far = 0;
+    overflow |= __builtin_mul_overflow(shape[d] - 1, strides[d], &far);
+    overflow |= far < 0 ? __builtin_add_overflow(e.lowest, far, &e.lowest) : __builtin_add_overflow(e.end, far, &e.end);
+  }
+  int64_t span = 0;
+  overflow |= __builtin_add_overflow(e.end, 1, &e.end);
+  overflow |= __builtin_sub_overflow(e.end, e.lowest, &span) || __builtin_mul_overflow(span, itemsize, &span);
+  if (overflow) {
+    throw_bad_value(op, "shape " + shape_str(shape) + " with strides " + shape_str(strides),
+                    "a view spanning fewer than 2^63 bytes");
+  }
   return e;
 }
 
 void check_value_count(const Shape& shape, std::size_t count, const char* op) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  const int64_t n = checked_numel(shape, op);
   if (n != static_cast<int64_t>(count)) {
     throw_bad_value(op, std::to_string(count) + " values",
                     std::to_string(n) + " values for shape " + shape_str(shape));
   }
 }
 
-}  // namespace detail
-
-namespace {
-
-// Validates a shape (no negative sizes, no int64 overflow); returns numel.
-int64_t checked_numel(const Shape& shape, const char* op) {
-  int64_t n = 1;
+int64_t checked_numel(const Shape& shape, const char* op, int64_t itemsize) {
+  int64_t n = 1, dense = itemsize;  // dense: the product with zeros as 1, in bytes
   for (int64_t s : shape) {
-    if (s < 0) throw_bad_value(op, "shape " + detail::shape_str(shape), "sizes >= 0");
-    if (__builtin_mul_overflow(n, s, &n)) {
-      throw_bad_value(op, "shape " + detail::shape_str(shape), "fewer than 2^63 elements");
+    if (s < 0) throw_bad_value(op, "shape " + shape_str(shape), "sizes >= 0");
+    n *= s == 0 ? 0 : 1;  // stays 0 or 1 until the loop below
+  }
+  for (int64_t s : shape) {
+    if (__builtin_mul_overflow(dense, s == 0 ? 1 : s, &dense)) {
+      throw_bad_value(op, "shape " + shape_str(shape),
+                      itemsize == 1 ? std::string("sizes whose product is below 2^63")
+                                    : "sizes whose product times " + std::to_string(itemsize) +
+                                          " bytes is below 2^63");
     }
   }
-  return n;
+  return n == 0 ? 0 : dense / itemsize;
 }
 
-}  // namespace
+}  // namespace detail
 
 Shape contiguous_strides(const Shape& shape) {
   Shape strides(shape.size());
@@ -82,7 +91,7 @@ Shape contiguous_strides(const Shape& shape) {
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  const int64_t n = checked_numel(shape, "Tensor.empty");
+  const int64_t n = detail::checked_numel(shape, "Tensor.empty", static_cast<int64_t>(dtype_itemsize(dtype)));
   Tensor t;
   t.storage_ = allocate_storage(device, static_cast<std::size_t>(n) * dtype_itemsize(dtype));
   t.shape_ = shape;
@@ -118,13 +127,16 @@ Tensor Tensor::from_storage(StoragePtr storage, const Shape& shape, const Shape&
     throw_bad_value(op, std::to_string(strides.size()) + " strides",
                     std::to_string(shape.size()) + " (one per dim)");
   }
-  checked_numel(shape, op);
-  const detail::Extent e = detail::element_extent(shape, strides);
+  detail::checked_numel(shape, op);
+  const detail::Extent e = detail::element_extent(shape, strides, op, static_cast<int64_t>(dtype_itemsize(dtype)));
   const int64_t capacity = static_cast<int64_t>(storage->nbytes() / dtype_itemsize(dtype));
-  if (e.end > e.lowest && (storage_offset + e.lowest < 0 || storage_offset + e.end > capacity)) {
+  int64_t first = 0, last = 0;
+  const bool wraps = __builtin_add_overflow(storage_offset, e.lowest, &first) ||
+                     __builtin_add_overflow(storage_offset, e.end, &last);
+  if (e.end > e.lowest && (wraps || first < 0 || last > capacity)) {
     throw_bad_value(op,
-                    "a view reaching elements [" + std::to_string(storage_offset + e.lowest) + ", " +
-                        std::to_string(storage_offset + e.end) + ")",
+                    "a view reaching elements [" + std::to_string(first) + ", " +
+                        std::to_string(last) + ")",
                     "elements inside the storage's [0, " + std::to_string(capacity) + ")");
   }
   Tensor t;

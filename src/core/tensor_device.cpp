@@ -49,7 +49,7 @@ Tensor Tensor::to(Device target) const {
   // Bring the whole stretch of memory the view covers to the host (for a
   // contiguous view that is exactly its elements), rebuild the view there
   // and make it dense. Gathering on the device would need a kernel.
-  const detail::Extent e = detail::element_extent(shape_, strides_);
+  const detail::Extent e = detail::element_extent(shape_, strides_, op, static_cast<int64_t>(itemsize()));
   Tensor span = empty({e.end - e.lowest}, dtype_);
   const char* first = static_cast<const char*>(data()) + e.lowest * static_cast<int64_t>(itemsize());
   cuda_copy(api, span.data(), first, span.nbytes(), kDeviceToHost, what);

@@ -50,12 +50,25 @@ void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
   }
 }
 
+// Note [Checked sizes]
+// Every size computed from a shape (element counts, byte counts, strides,
+// the extent of a view) is computed with overflow checks: shapes come from
+// users, NumPy and DLPack producers, and a wrapped product would allocate
+// too little and then write past it. An overflow is a ValueError naming the
+// op and the shape.
+
+// The number of elements of `shape`: sizes >= 0, and the product of the
+// sizes (zeros counted as 1, so contiguous strides fit too) times
+// `itemsize` within int64. Else ValueError naming `op`.
+int64_t checked_numel(const Shape& shape, const char* op, int64_t itemsize = 1);
+
 // Lowest and one-past-highest element offsets (relative to element 0) that
-// a view touches; {0, 0} when it has no elements.
+// a view touches; {0, 0} when it has no elements. ValueError naming `op`
+// when they, or their span in bytes of `itemsize`, overflow int64.
 struct Extent {
   int64_t lowest = 0;
   int64_t end = 0;
 };
-Extent element_extent(const Shape& shape, const Shape& strides);
+Extent element_extent(const Shape& shape, const Shape& strides, const char* op, int64_t itemsize = 1);
 
 }  // namespace bp::detail

@@ -48,7 +48,12 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
 
   Tensor out = *this;
   out.shape_[d] = length;
-  out.strides_[d] = strides_[d] * step;
+  // A huge step (x[::2**62]) leaves at most one element, whose stride does
+  // not matter; a longer slice's stride lies inside the view's extent.
+  if (__builtin_mul_overflow(strides_[d], step, &out.strides_[d])) {
+    if (length > 1) throw_bad_value(op, "step " + std::to_string(step), "a step whose stride fits in int64");
+    out.strides_[d] = strides_[d];
+  }
   // An empty slice keeps the offset; it must not point outside the storage.
   if (length > 0) out.offset_ = offset_ + first * strides_[d];
   return out;
@@ -117,8 +122,8 @@ Tensor Tensor::reshape(const Shape& shape) const {
       inferred = static_cast<int64_t>(i);
     } else if (target[i] < 0) {
       throw_bad_value(op, "shape " + detail::shape_str(shape), "sizes >= 0 and at most one -1");
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {  // Note [Checked sizes]
+      throw_bad_value(op, "shape " + detail::shape_str(shape), "sizes whose product is below 2^63");
     }
   }
   const int64_t n = numel();
@@ -134,6 +139,7 @@ Tensor Tensor::reshape(const Shape& shape) const {
     throw_bad_value(op, "shape " + detail::shape_str(shape),
                     "a shape with " + std::to_string(n) + " elements (from " + detail::shape_str(shape_) + ")");
   }
+  detail::checked_numel(target, op);  // its contiguous strides fit too (a zero size hides the other sizes)
   const Tensor dense = contiguous();
   Tensor out = dense;
   out.shape_ = target;

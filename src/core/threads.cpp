@@ -1,5 +1,6 @@
 #include "core/threads.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "backplane/error.h"
+#include "backplane/log.h"
 #include "backplane/runtime.h"
 
 #ifdef _OPENMP
@@ -17,12 +19,16 @@
 namespace bp {
 namespace {
 
-int default_num_threads() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
+int hardware_threads() {
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
+}
+
+int default_num_threads() {
+#ifdef _OPENMP
+  return std::min(omp_get_max_threads(), max_num_threads());
+#else
+  return hardware_threads();
 #endif
 }
 
@@ -50,8 +56,16 @@ void set_this_thread_openmp(int n) {
 
 }  // namespace
 
+int max_num_threads() {
+  static const int max = std::max(1024, 4 * hardware_threads());
+  return max;
+}
+
 void set_num_threads(int n) {
-  if (n < 1) throw_bad_value("set_num_threads", std::to_string(n), "a number of threads >= 1");
+  if (n < 1 || n > max_num_threads()) {
+    throw_bad_value("set_num_threads", std::to_string(n),
+                    "a number of threads in [1, " + std::to_string(max_num_threads()) + "]");
+  }
   HookList& list = hook_list();
   std::lock_guard<std::mutex> lock(list.mutex);
   g_user_threads.store(n);
@@ -67,7 +81,36 @@ int get_num_threads() {
   return initial;
 }
 
+namespace {
+
+// An OMP_NUM_THREADS above the maximum is clamped at load, as if
+// set_num_threads(max) had been called, so every thread's OpenMP setting,
+// OpenBLAS and oneDNN stay within it (Note [Team sizes]).
+const bool env_count_clamped = [] {
+#ifdef _OPENMP
+  if (omp_get_max_threads() <= max_num_threads()) return false;
+  log::warn("OMP_NUM_THREADS asks for " + std::to_string(omp_get_max_threads()) + " threads; using the maximum, " +
+            std::to_string(max_num_threads()));
+  set_num_threads(max_num_threads());
+  return true;
+#else
+  return false;
+#endif
+}();
+
+}  // namespace
+
 namespace threads {
+
+int team_size(int64_t work) {
+#ifdef _OPENMP
+  const int64_t n = std::min<int64_t>({omp_get_max_threads(), max_num_threads(), work});
+  return static_cast<int>(std::max<int64_t>(n, 1));
+#else
+  (void)work;
+  return 1;
+#endif
+}
 
 void register_hook(const char* library, Hook hook) {
   HookList& list = hook_list();

@@ -20,7 +20,23 @@
 //   is what governs it. A oneDNN built with TBB or a threadpool would need a
 //   hook here instead.
 
+//
+// Note [Team sizes]
+// An OpenMP region starts as many threads as it is told, and the runtime
+// does not survive absurd counts (set_num_threads(10**6) then one SDPA call:
+// about 70 000 threads overflowed the runtime's stack; 50 000 made it call
+// exit(1)). So every parallel region asks team_size(work) for its team: the
+// calling thread's count, never more than the region has independent work
+// items, never more than max_num_threads(); set_num_threads refuses counts
+// above that maximum, and a larger OMP_NUM_THREADS is clamped to it here.
+
+#include <cstdint>
+
 namespace bp::threads {
+
+// Threads for a region over `work` independent items (>= 1; 1 without
+// OpenMP) (Note [Team sizes]).
+int team_size(int64_t work);
 
 using Hook = void (*)(int num_threads);
 

@@ -1,5 +1,6 @@
 #include "core/vendor_env.h"
 
+#include <limits>
 #include <string>
 
 #include "backplane/detail/flag_types.h"
@@ -37,15 +38,19 @@ const char* vendor_env_alias(const char* name) {
 }
 
 std::optional<int64_t> cublas_workspace_config_bytes(std::string_view text) {
-  // Scan for ":<int>:<int>" groups; anything between groups is ignored, as cuBLAS does.
+  // Scan for ":<int>:<int>" groups; anything between groups is ignored, as
+  // cuBLAS does. Every product and sum is checked: a total past int64 is
+  // INT64_MAX, which the flag row's validation then refuses with a warning.
   int64_t total = 0;
-  bool any = false;
+  bool any = false, overflow = false;
   size_t i = 0;
   auto read_int = [&](size_t& pos, int64_t& out) {
     size_t start = pos;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-    if (pos == start || pos - start > 12) return false;
-    out = std::stoll(std::string(text.substr(start, pos - start)));
+    if (pos == start) return false;
+    auto n = env::parse_int(text.substr(start, pos - start));
+    if (!n) overflow = true;  // only digits: too many of them
+    out = n.value_or(0);
     return true;
   };
   while (i < text.size()) {
@@ -58,7 +63,10 @@ std::optional<int64_t> cublas_workspace_config_bytes(std::string_view text) {
     if (read_int(p, size) && p < text.size() && text[p] == ':') {
       ++p;
       if (read_int(p, count)) {
-        total += size * 1024 * count;
+        int64_t bytes = 0;
+        if (__builtin_mul_overflow(size, int64_t{1024}, &bytes) || __builtin_mul_overflow(bytes, count, &bytes) ||
+            __builtin_add_overflow(total, bytes, &total))
+          overflow = true;
         any = true;
         i = p;
         continue;
@@ -67,7 +75,7 @@ std::optional<int64_t> cublas_workspace_config_bytes(std::string_view text) {
     ++i;
   }
   if (!any) return std::nullopt;
-  return total;
+  return overflow ? std::numeric_limits<int64_t>::max() : total;
 }
 
 std::optional<int64_t> parse_cublas_workspace_config(const char* name, std::string_view text) {
@@ -76,17 +84,20 @@ std::optional<int64_t> parse_cublas_workspace_config(const char* name, std::stri
     log::warn(std::string("Could not parse ") + name + "='" + std::string(text) +
               "': expected ':SIZE_KiB:COUNT' groups such as ':4096:8'; using the default workspace size");
   }
-  return bytes;
+  return bytes;  // the row's validation bounds it (flags.cpp, load_env)
 }
 
 std::optional<int64_t> parse_cublaslt_workspace_kib(const char* name, std::string_view text) {
   auto kib = env::parse_int(text);
-  if (!kib || *kib < 0 || *kib > (int64_t(1) << 40)) {
+  if (!kib || *kib < 0) {
     log::warn(std::string("invalid ") + name + "='" + std::string(text) +
               "': expected a non-negative integer number of KiB; using the default workspace size");
     return std::nullopt;
   }
-  return *kib * 1024;
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<int64_t>(*kib), int64_t{1024}, &bytes))
+    bytes = std::numeric_limits<int64_t>::max();
+  return bytes;  // the row's validation bounds it (flags.cpp, load_env)
 }
 
 std::optional<int64_t> parse_aten_cpu_capability(const char* name, std::string_view text) {

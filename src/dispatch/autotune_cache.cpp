@@ -1,29 +1,45 @@
 // The autotune cache: winners by problem key, least recently used first out,
 // saved and loaded as text (Note [Autotune key] in backplane/dispatch.h).
 //
-// File format, one entry per line after a "# backplane autotune cache v1"
+// File format, one entry per line after a "# backplane autotune cache v2"
 // header, fields separated by tabs:
 //   op  device  threads  dtype  layout  dims  flags  libraries  winner  time_ms
 //   matmul  cpu  2  f32  0x0  1,64,64,64  cpu.preferred_blas_library=default;...  cpu=?,openblas=0.3.21  builtin:avx512  0.012
+// dims holds at most Problem::kMaxDims numbers (v2: 16; v1 files, whose
+// keys had at most 8, are dropped with one warning and replaced on save).
 // Loaded lines wait as text until their op is defined and looked up, so a
 // file may hold entries of ops that a later library (backplane_cuda) adds.
+//
+// The file is user data (DESIGN.md §10, Note [User files] in
+// core/user_file.h): read only when it is a regular file of at most
+// kMaxFileBytes; saved by merging with what is on disk under a lock, into a
+// fresh temporary file renamed over it; never written over a file that is
+// not an autotune cache.
 
 #include <cstdlib>
-#include <fstream>
 #include <list>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "backplane/log.h"
 #include "backplane/runtime.h"
+#include "core/user_file.h"
 #include "dispatch/autotune_key.h"
 
 namespace bp::dispatch {
 namespace detail {
 namespace {
 
-constexpr const char* kHeader = "# backplane autotune cache v1";
+constexpr const char* kHeaderPrefix = "# backplane autotune cache v";
+constexpr int kVersion = 2;
 constexpr std::size_t kFields = 10;
+constexpr std::size_t kKeyFields = 8;  // op .. libraries: what identifies an entry
+// 4096 entries (the default bound) take about 1 MiB.
+constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;
+
+std::string header() { return kHeaderPrefix + std::to_string(kVersion); }
 
 struct Entry {
   Key key;
@@ -175,34 +191,121 @@ void adopt_pending(Cache& c, const Op& op, DeviceType device) {
   c.pending = std::move(rest);
 }
 
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw_runtime("autotune_cache.load", "cannot read autotune cache file '" + path + "'");
+// What a file holds: entries of this format, or an older / newer format
+// (ours, but nothing this version can use).
+struct FileContent {
+  int version = kVersion;
   std::vector<std::string> lines;
-  std::string line;
-  if (!std::getline(in, line) || line != kHeader)
-    throw_bad_value("autotune_cache.load", path, "a file starting with '" + std::string(kHeader) + "'");
-  while (std::getline(in, line))
-    if (!line.empty()) {
-      if (split(line, '\t').size() != kFields)
-        throw_bad_value("autotune_cache.load", path + ": '" + line + "'", "10 tab-separated fields per line");
-      lines.push_back(line);
+};
+
+// Parses a cache file's text. Throws when it is not an autotune cache (the
+// first line is not our header; an empty file is an empty cache). strict:
+// a malformed line rejects the file (load); else it is skipped (merging).
+FileContent parse_file(const std::string& text, const std::string& path, bool strict,
+                       const char* op = "autotune_cache.load") {
+  FileContent out;
+  if (text.empty()) return out;
+  std::size_t pos = text.find('\n');
+  const std::string first = text.substr(0, pos);
+  const std::string prefix = kHeaderPrefix;
+  const std::string number = first.compare(0, prefix.size(), prefix) == 0 ? first.substr(prefix.size()) : "";
+  if (number.empty() || number.size() > 6 || number.find_first_not_of("0123456789") != std::string::npos)
+    throw_bad_value(op, "'" + path + "', whose first line is not an autotune cache header",
+                    std::string("an autotune cache file, starting with '") + header() + "'" +
+                        (std::string(op) == "autotune_cache.save" ? " (Backplane never replaces another file)" : ""));
+  out.version = std::stoi(number);
+  if (out.version != kVersion) return out;
+  while (pos != std::string::npos && pos < text.size()) {
+    const std::size_t next = text.find('\n', pos + 1);
+    std::string line = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    pos = next;
+    if (line.empty()) continue;
+    if (split(line, '\t').size() != kFields) {
+      if (!strict) continue;
+      throw_bad_value(op, "'" + path + "': line '" + line + "'", "10 tab-separated fields per line");
     }
-  return lines;
+    out.lines.push_back(std::move(line));
+  }
+  return out;
 }
 
-// BACKPLANE_AUTOTUNE_CACHE: read at load, written at exit.
+// The lines of a file this version can use; an older or newer format gives
+// none, with one warning.
+std::vector<std::string> usable_lines(const std::string& text, const std::string& path) {
+  FileContent f = parse_file(text, path, true);
+  if (f.version < kVersion) {
+    log::warn("autotune cache '" + path + "' has the older format v" + std::to_string(f.version) +
+              " (this version writes v" + std::to_string(kVersion) + "); its entries are dropped and the next save replaces it");
+  } else if (f.version > kVersion) {
+    log::warn("autotune cache '" + path + "' has the newer format v" + std::to_string(f.version) +
+              " (this version reads v" + std::to_string(kVersion) + "); its entries are ignored and it is not saved over");
+  }
+  return std::move(f.lines);
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  auto text = user_file::read_regular(path, kMaxFileBytes, "autotune_cache.load");
+  if (!text) throw_runtime("autotune_cache.load", "autotune_cache.load: cannot read '" + path + "': no such file");
+  return usable_lines(*text, path);
+}
+
+// "op\tdevice\t...\tlibraries": the part of a line that identifies its entry.
+std::string_view entry_key(const std::string& line) {
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < kKeyFields && pos != std::string::npos; ++i) pos = line.find('\t', pos + (i ? 1 : 0));
+  return std::string_view(line).substr(0, pos);
+}
+
+// The file's new text: the entries on disk that we do not hold (they were
+// saved by another process meanwhile, so they keep their place as the
+// least recently used), then ours, least recently used first; the newest
+// `max` when the cache is bounded.
+std::string merged_text(const std::optional<std::string>& current, const std::string& path,
+                        const std::vector<std::string>& ours, int64_t max) {
+  std::vector<std::string_view> lines;
+  std::unordered_set<std::string_view> held;
+  for (const auto& l : ours) held.insert(entry_key(l));
+  FileContent disk;
+  if (current) disk = parse_file(*current, path, false);
+  if (disk.version == kVersion)  // older formats are ours too, but their entries cannot be used
+    for (const auto& l : disk.lines)
+      if (!held.count(entry_key(l))) lines.push_back(l);
+  for (const auto& l : ours) lines.push_back(l);
+  std::size_t first = 0;
+  if (max > 0 && lines.size() > static_cast<std::size_t>(max)) first = lines.size() - static_cast<std::size_t>(max);
+  std::string out = header() + "\n";
+  for (std::size_t i = first; i < lines.size(); ++i) (out += lines[i]) += '\n';
+  return out;
+}
+
+// Refuses to save over a file that is not an autotune cache, or over one of
+// a newer format.
+void accept_file(const std::string& text, const std::string& path) {
+  const FileContent f = parse_file(text, path, false, "autotune_cache.save");
+  if (f.version > kVersion)
+    throw_runtime("autotune_cache.save", "autotune_cache.save: '" + path + "' is an autotune cache of the newer format v" +
+                                             std::to_string(f.version) + "; refusing to replace it with v" +
+                                             std::to_string(kVersion));
+}
+
+// BACKPLANE_AUTOTUNE_CACHE: read at load, written at exit. A file that
+// cannot be read is ignored with one warning and left untouched (no save at
+// exit); a missing one is created at exit.
 const bool env_file_connected = [] {
   const char* path = std::getenv("BACKPLANE_AUTOTUNE_CACHE");
   if (path == nullptr || *path == '\0') return false;
   try {
-    if (std::ifstream(path)) cache().pending = read_lines(path);
+    auto text = user_file::read_regular(path, kMaxFileBytes, "BACKPLANE_AUTOTUNE_CACHE");
+    if (text) cache().pending = usable_lines(*text, path);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "[backplane] warning: BACKPLANE_AUTOTUNE_CACHE: %s (ignored)\n", e.what());
+    log::warn(std::string("BACKPLANE_AUTOTUNE_CACHE: ") + e.what() + " (ignored; the file is left untouched)");
+    return false;
   }
+  // The path read at start-up is the one saved to, whatever the env says by then.
+  static const std::string* saved_path = new std::string(path);  // never destroyed: atexit runs after destructors
   std::atexit([] {
     try {
-      autotune_cache::save(std::getenv("BACKPLANE_AUTOTUNE_CACHE"));
+      autotune_cache::save(*saved_path);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[backplane] warning: BACKPLANE_AUTOTUNE_CACHE: %s\n", e.what());
     }
@@ -305,25 +408,21 @@ void clear() {
 }
 
 void save(const std::string& path) {
+  const char* op = "autotune_cache.save";
+  user_file::check_path(path, op);
   auto& c = detail::cache();
   std::vector<std::string> lines;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     // Least recently used first, so a load into a smaller cache keeps the newest.
+    lines = c.pending;
     for (auto it = c.lru.rbegin(); it != c.lru.rend(); ++it)
       if (it->key.allowed == ~0ull) lines.push_back(it->line);  // restricted runs are not general answers
-    lines.insert(lines.begin(), c.pending.begin(), c.pending.end());
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw_runtime("autotune_cache.save", "cannot write autotune cache file '" + path + "'");
-    out << detail::kHeader << '\n';
-    for (const auto& l : lines) out << l << '\n';
-    if (!out) throw_runtime("autotune_cache.save", "error writing autotune cache file '" + path + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw_runtime("autotune_cache.save", "cannot replace autotune cache file '" + path + "'");
+  const int64_t max = detail::limit();
+  user_file::replace(
+      path, detail::kMaxFileBytes, op, [&](const std::string& current) { detail::accept_file(current, path); },
+      [&](const std::optional<std::string>& current) { return detail::merged_text(current, path, lines, max); });
 }
 
 int64_t load(const std::string& path) {

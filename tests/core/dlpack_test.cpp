@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "backplane/runtime.h"
@@ -155,6 +156,55 @@ TEST(DLPackImport, RejectsWhatItCannotHoldAndLeavesOwnership) {
   m.version = {2, 0};
   expect_error([&] { bp::from_dlpack(&m); }, ErrorKind::Value, {"version 2.0", "major version 1"});
   EXPECT_EQ(f.deleted, 1);  // only the one successful import above
+}
+
+// Note [Misaligned DLPack data]: data not aligned to its elements is copied
+// to aligned memory (kernels load whole elements), and the producer is
+// released at once.
+TEST(DLPackImport, MisalignedDataIsCopiedAndReleased) {
+  alignas(8) unsigned char bytes[1 + 6 * sizeof(int32_t)] = {};
+  const int32_t values[6] = {10, 11, 12, 13, 14, 15};
+  std::memcpy(bytes + 1, values, sizeof values);
+  Foreign f;
+  DLManagedTensorVersioned m = make_foreign(f, 0);
+  m.dl_tensor.data = bytes;
+  m.dl_tensor.byte_offset = 1;
+  Tensor t = bp::from_dlpack(&m);
+  EXPECT_EQ(f.deleted, 1);  // nothing of the producer's is kept
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % alignof(int32_t), 0u);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.shape(), (Shape{3, 2}));
+  // Column-major strides {1, 3}: element (r, c) is values[r + 3c].
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t c = 0; c < 2; ++c) EXPECT_EQ(t.data_ptr<int32_t>()[r * 2 + c], values[r + 3 * c]);
+  // On a device it cannot be copied here: refused, ownership left.
+  Foreign g;
+  DLManagedTensorVersioned d = make_foreign(g, 0);
+  d.dl_tensor.data = bytes;
+  d.dl_tensor.byte_offset = 2;
+  d.dl_tensor.device = {kBpDLCUDA, 0};
+  expect_error([&] { bp::from_dlpack(&d); }, ErrorKind::Value, {"from_dlpack", "aligned to its 4-byte elements"});
+  EXPECT_EQ(g.deleted, 0);
+}
+
+// Note [Checked sizes]: shapes and strides whose sizes overflow int64, and a
+// NULL data pointer with elements, are refused instead of wrapping.
+TEST(DLPackImport, SizesThatOverflowAreRefused) {
+  Foreign f;
+  DLManagedTensorVersioned m = make_foreign(f, 0);
+  int64_t huge[2] = {int64_t{1} << 62, 4};
+  m.dl_tensor.shape = huge;
+  m.dl_tensor.strides = nullptr;
+  expect_error([&] { bp::from_dlpack(&m); }, ErrorKind::Value, {"from_dlpack", "2^63"});
+  int64_t shape[2] = {3, 2};
+  int64_t strides[2] = {int64_t{1} << 62, 1};
+  m.dl_tensor.shape = shape;
+  m.dl_tensor.strides = strides;
+  expect_error([&] { bp::from_dlpack(&m); }, ErrorKind::Value, {"from_dlpack", "2^63"});
+  m.dl_tensor.strides = nullptr;
+  m.dl_tensor.data = nullptr;
+  expect_error([&] { bp::from_dlpack(&m); }, ErrorKind::Value, {"from_dlpack", "NULL data pointer"});
+  EXPECT_EQ(f.deleted, 0);
 }
 
 TEST(DLPackAbi, LayoutMatchesThePublishedStructs) {

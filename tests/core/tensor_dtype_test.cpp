@@ -40,11 +40,12 @@ TEST(DType, BadNameIsValueErrorListingTheAllowedNames) {
 
 TEST(Device, ParseAndPrint) {
   EXPECT_EQ(bp::parse_device("cpu"), bp::Device::cpu());
+  EXPECT_EQ(bp::parse_device("cpu:0"), bp::Device::cpu());  // issue 10 item 10: as PyTorch
   EXPECT_EQ(bp::parse_device("cuda"), bp::Device::cuda(0));
   EXPECT_EQ(bp::parse_device("cuda:3"), bp::Device::cuda(3));
   EXPECT_EQ(bp::Device::cuda(1).str(), "cuda:1");
   EXPECT_EQ(bp::Device::cpu().str(), "cpu");
-  for (const char* bad : {"gpu", "cuda:", "cuda:-1", "cuda:+1", "cuda:1x", "cuda: 1", "CPU", "cpu:0", ""}) {
+  for (const char* bad : {"gpu", "cuda:", "cuda:-1", "cuda:+1", "cuda:1x", "cuda: 1", "CPU", "cpu:1", "cpu:", ""}) {
     expect_error([&] { bp::parse_device(bad); }, ErrorKind::Value,
                  {"device", (std::string("'") + bad + "'").c_str(), "'cuda:<index>'"});
   }

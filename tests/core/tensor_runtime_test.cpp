@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#ifdef _OPENMP  // a build with BACKPLANE_USE_OPENMP=OFF has no OpenMP to test
 #include <omp.h>
+#endif
 
 #include <set>
 #include <thread>
@@ -26,6 +28,9 @@ struct ThreadCountGuard {
 };
 
 TEST(Threads, SetNumThreadsReachesOpenMP) {
+#ifndef _OPENMP
+  GTEST_SKIP() << "built without OpenMP";
+#else
   ThreadCountGuard guard;
   bp::set_num_threads(3);
   EXPECT_EQ(bp::get_num_threads(), 3);
@@ -39,9 +44,13 @@ TEST(Threads, SetNumThreadsReachesOpenMP) {
   EXPECT_EQ(team, 3);
   bp::set_num_threads(1);
   EXPECT_EQ(omp_get_max_threads(), 1);
+#endif
 }
 
 TEST(Threads, OtherThreadsPickTheCountUp) {
+#ifndef _OPENMP
+  GTEST_SKIP() << "built without OpenMP";
+#else
   ThreadCountGuard guard;
   bp::set_num_threads(5);
   int before = 0, after = 0;
@@ -54,6 +63,7 @@ TEST(Threads, OtherThreadsPickTheCountUp) {
   worker.join();
   EXPECT_EQ(before, 2);
   EXPECT_EQ(after, 5);
+#endif
 }
 
 TEST(Threads, SetNumThreadsReachesOpenBLAS) {
@@ -80,11 +90,29 @@ TEST(Threads, LateHooksGetTheCurrentCount) {
   EXPECT_EQ(g_hook_value, 2);
 }
 
-TEST(Threads, RejectsCountsBelowOne) {
+TEST(Threads, RejectsCountsOutsideTheRange) {
   const int before = bp::get_num_threads();
-  expect_error([] { bp::set_num_threads(0); }, ErrorKind::Value, {"set_num_threads", "got 0", ">= 1"});
+  expect_error([] { bp::set_num_threads(0); }, ErrorKind::Value, {"set_num_threads", "got 0", "in [1, "});
   expect_error([] { bp::set_num_threads(-4); }, ErrorKind::Value, {"got -4"});
+  // Note [Team sizes]: 10**6 threads crashed the OpenMP runtime.
+  const std::string top = std::to_string(bp::max_num_threads()) + "]";
+  expect_error([] { bp::set_num_threads(1000000); }, ErrorKind::Value, {"got 1000000", top.c_str()});
   EXPECT_EQ(bp::get_num_threads(), before);
+  EXPECT_GE(bp::max_num_threads(), 1024);
+}
+
+TEST(Threads, TeamsAreCappedByWorkAndTheCount) {
+  const int before = bp::get_num_threads();
+  bp::set_num_threads(bp::max_num_threads());
+  EXPECT_EQ(bp::threads::team_size(0), 1);
+  EXPECT_EQ(bp::threads::team_size(1), 1);
+  EXPECT_LE(bp::threads::team_size(int64_t{1} << 40), bp::max_num_threads());
+#ifdef _OPENMP
+  EXPECT_EQ(bp::threads::team_size(3), 3);
+  bp::set_num_threads(2);
+  EXPECT_EQ(bp::threads::team_size(int64_t{1} << 40), 2);
+#endif
+  bp::set_num_threads(before);
 }
 
 TEST(Memory, StatsFollowAllocationsAndPeakResets) {

@@ -141,6 +141,27 @@ TEST(Tensor, ContiguousCopiesOnlyWhenNeeded) {
   EXPECT_NE(a.clone().storage(), a.storage());
 }
 
+// Note [Checked sizes]: every size computed from a shape is checked.
+TEST(Tensor, SizesThatOverflowAreClearErrors) {
+  const int64_t big = int64_t{1} << 62;
+  expect_error([&] { Tensor::empty({big, 4}, DType::f32); }, ErrorKind::Value, {"Tensor.empty", "2^63"});
+  expect_error([&] { Tensor::empty({big / 2, 4}, DType::f64); }, ErrorKind::Value, {"Tensor.empty", "8 bytes"});
+  expect_error([&] { Tensor::empty({0, big, big}, DType::f32); }, ErrorKind::Value, {"Tensor.empty"});
+  expect_error([&] { Tensor::from_buffer(nullptr, {big, big}, DType::f32); }, ErrorKind::Value, {"2^63"});
+  const Tensor t = Tensor::zeros({4, 6}, DType::f32);
+  expect_error([&] { t.reshape({big, big, 0}); }, ErrorKind::Value, {"Tensor.reshape", "2^63"});
+  expect_error([&] { t.reshape({0, big, big}); }, ErrorKind::Value, {"Tensor.reshape"});
+  expect_error([&] { t.reshape({-1, big, big}); }, ErrorKind::Value, {"Tensor.reshape"});
+  // A step whose stride would overflow leaves one element: fine.
+  const Tensor one = t.slice(0, 0, std::nullopt, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(one.shape(), (Shape{1, 6}));
+  const auto storage = t.storage();
+  expect_error([&] { Tensor::from_storage(storage, {2, 2}, {big, big}, 0, DType::f32); }, ErrorKind::Value,
+               {"Tensor.from_storage", "2^63"});
+  expect_error([&] { Tensor::from_storage(storage, {1}, {1}, std::numeric_limits<int64_t>::max(), DType::f32); },
+               ErrorKind::Value, {"Tensor.from_storage"});
+}
+
 TEST(Tensor, ReshapeViewsOrCopies) {
   Tensor a = iota({2, 6});
   Tensor r = a.reshape({3, -1});

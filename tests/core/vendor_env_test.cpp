@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "backplane/detail/flag_types.h"
 #include "core/vendor_env.h"
 
@@ -16,6 +18,19 @@ TEST(VendorEnv, CublasWorkspaceConfigSumsGroups) {
   EXPECT_FALSE(cublas_workspace_config_bytes(":abc:8"));
   EXPECT_FALSE(cublas_workspace_config_bytes(""));
   EXPECT_FALSE(parse_cublas_workspace_config("CUBLAS_WORKSPACE_CONFIG", "garbage"));
+}
+
+// Issue 10 item 8: ":999999999999:999999999999" overflowed a signed
+// multiplication (UBSan) and stored a nonsense size. Overflow is INT64_MAX,
+// which the row's validation refuses (flags_test, test_flags_table.py).
+TEST(VendorEnv, WorkspaceSizesNeverOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(cublas_workspace_config_bytes(":999999999999:999999999999"), kMax);
+  EXPECT_EQ(cublas_workspace_config_bytes(":99999999999999999999999:1"), kMax);
+  EXPECT_EQ(cublas_workspace_config_bytes(":4096:8:9007199254740992:1024"), kMax);
+  EXPECT_EQ(parse_cublaslt_workspace_kib("CUBLASLT_WORKSPACE_SIZE", "9223372036854775807"), kMax);
+  EXPECT_EQ(parse_cublaslt_workspace_kib("CUBLASLT_WORKSPACE_SIZE", "1099511627776"), int64_t{1} << 50);
+  EXPECT_FALSE(parse_cublaslt_workspace_kib("CUBLASLT_WORKSPACE_SIZE", "99999999999999999999"));
 }
 
 TEST(VendorEnv, CublasltWorkspaceIsKiB) {

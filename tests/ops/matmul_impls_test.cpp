@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "backplane/dispatch.h"
 #include "ops/matmul_test_util.h"
 
@@ -63,6 +66,39 @@ TEST_P(MatmulImpl, StridedViews) {
     const dispatch::Decision d = explain_matmul(at_, bb);
     if (d.chosen == nullptr) continue;  // e.g. a BLAS rejecting a non-unit-stride view (tested in Python)
     EXPECT_LE(max_rel_error(matmul(at_, bb), oracle_2d(at_, bb)), tolerance(c.dtype) * 5) << c.impl;
+  }
+}
+
+// NaN and inf go where IEEE arithmetic sends them, in every implementation:
+// a NaN in row i of A makes row i of C NaN, an inf in B makes its column
+// ±inf (NaN where it meets a zero of A or an inf of the other sign). The
+// finite values are checked by the tests above; here only the class of
+// each element (NaN, +inf, -inf, finite) must match the fp64 oracle.
+TEST_P(MatmulImpl, NanAndInfPropagate) {
+  const Case c = GetParam();
+  const dispatch::ImplementationsGuard only("matmul", {c.impl});
+  // bf16 arithmetic allowed, so the bf16 kernels take f32 problems too.
+  backends::mkldnn::matmul::flags_guard medium({.fp32_precision = flags::Precision::bf16});
+  const auto cls = [](double x) { return std::isnan(x) ? 'n' : (std::isinf(x) ? (x > 0 ? '+' : '-') : 'f'); };
+  const struct {
+    int64_t m, n, k;
+  } shapes[] = {{4, 5, 6}, {17, 33, 15}, {65, 70, 129}};
+  for (const auto& s : shapes) {
+    Tensor a = random_tensor({s.m, s.k}, DType::f64, 7), b = random_tensor({s.k, s.n}, DType::f64, 8);
+    double* pa = a.data_ptr<double>();
+    double* pb = b.data_ptr<double>();
+    pa[2 * s.k + 1] = std::numeric_limits<double>::quiet_NaN();   // row 2: NaN
+    pb[3 * s.n + 4] = std::numeric_limits<double>::infinity();    // column 4: ±inf
+    pb[(s.k - 1) * s.n + 0] = -std::numeric_limits<double>::infinity();  // column 0 too, from the last k
+    pa[0 * s.k + s.k - 1] = 0.0;                                   // 0 · -inf: NaN at (0, 0)
+    a = a.to(c.dtype), b = b.to(c.dtype);
+    if (explain_matmul(a, b).chosen == nullptr) return;  // dtype not taken (tested above)
+    const Tensor got = matmul(a, b).to(DType::f64).contiguous();
+    const std::vector<double> want = oracle_2d(a, b);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(cls(got.data_ptr<double>()[i]), cls(want[i]))
+          << c.impl << " " << dtype_name(c.dtype) << " " << s.m << "x" << s.n << "x" << s.k << " element ("
+          << i / s.n << ", " << i % s.n << "): got " << got.data_ptr<double>()[i] << ", want " << want[i];
   }
 }
 

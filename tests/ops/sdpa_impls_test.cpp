@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "backplane/runtime.h"
@@ -81,6 +83,62 @@ TEST_P(SdpaImpl, NonContiguousInputs) {
   const Tensor vv = c.impl == "flash:cpu" ? v.slice(3, 0, 16) : v;  // flash: equal head dims
   const Tensor got = sdpa(q, k, vv, Tensor(), 0.0, true);
   EXPECT_LE(max_abs_error(got, sdpa_oracle(q, k, vv, Tensor(), true)), sdpa_tolerance(c.dtype));
+}
+
+// Note [NaN in attention]: NaN and inf go where the oracle (PyTorch's
+// softmax) sends them, in every implementation and dtype. math:any and
+// efficient:cpu used to drop a NaN from the row maximum and write zeros.
+TEST_P(SdpaImpl, NanAndInfPropagateAsTheOracleSays) {
+  const Case c = GetParam();
+  const dispatch::ImplementationsGuard only("sdpa", {c.impl});
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  // (tensor, flat index, value) planted in f64, then converted to the dtype.
+  struct Plant {
+    const char* name;
+    char where;  // q, k, v or m (an additive mask)
+    std::vector<int64_t> at;  // flat indices
+    double value;
+  };
+  const int64_t L = 5, S = 7, E = 8;  // row i of the mask is at [i * S, (i + 1) * S)
+  const std::vector<Plant> plants = {
+      {"NaN in q (row 1)", 'q', {1 * E + 3}, nan},
+      {"NaN in k (key 2)", 'k', {2 * E}, nan},
+      {"NaN in v (key 4)", 'v', {4 * E + 1}, nan},
+      {"+inf in q (row 2)", 'q', {2 * E + 5}, inf},
+      {"-inf in k (key 0)", 'k', {0}, -inf},
+      {"all-NaN mask row 3", 'm', {3 * S, 3 * S + 1, 3 * S + 2, 3 * S + 3, 3 * S + 4, 3 * S + 5, 3 * S + 6}, nan},
+      {"one NaN in a mask row", 'm', {2 * S + 6}, nan},
+      {"+inf mask entry", 'm', {1 * S + 3}, inf},
+      {"-inf mask row 0", 'm', {0, 1, 2, 3, 4, 5, 6}, -inf},
+      {"-inf mask row 4 but one NaN", 'm', {4 * S, 4 * S + 1, 4 * S + 2, 4 * S + 3, 4 * S + 4, 4 * S + 5}, -inf},
+  };
+  for (const Plant& p : plants) {
+    Tensor t[4] = {random_tensor({1, 2, L, E}, DType::f64, 31), random_tensor({1, 2, S, E}, DType::f64, 32),
+                   random_tensor({1, 2, S, E}, DType::f64, 33), random_tensor({1, 1, L, S}, DType::f64, 34)};
+    const int which = std::string("qkvm").find(p.where);
+    for (int64_t i : p.at) t[which].data_ptr<double>()[i] = p.value;
+    if (std::string(p.name) == "-inf mask row 4 but one NaN") t[3].data_ptr<double>()[4 * S + 6] = nan;
+    for (Tensor& x : t) x = x.to(c.dtype);
+    const bool masked = p.where == 'm';
+    const Tensor got = sdpa(t[0], t[1], t[2], masked ? t[3] : Tensor());
+    std::string why;
+    EXPECT_TRUE(same_with_nans(got, sdpa_oracle(t[0], t[1], t[2], masked ? t[3] : Tensor(), false),
+                               sdpa_tolerance(c.dtype), why))
+        << c.impl << " " << dtype_name(c.dtype) << " " << p.name << ": " << why;
+  }
+}
+
+// E = 0 with the default scale: 1/sqrt(0) = inf, and the empty scores 0 · inf
+// are NaN, so every output is NaN (flash:cpu and efficient:cpu refuse E = 0).
+TEST(SdpaNan, EmptyHeadWithTheDefaultScaleIsNan) {
+  const dispatch::ImplementationsGuard only("sdpa", {"math:any"});
+  for (DType t : {DType::f32, DType::f64}) {
+    const Tensor q = Tensor::zeros({1, 1, 3, 0}, t), k = Tensor::zeros({1, 1, 4, 0}, t);
+    const Tensor v = random_tensor({1, 1, 4, 5}, t, 41);
+    std::string why;
+    EXPECT_TRUE(same_with_nans(sdpa(q, k, v), sdpa_oracle(q, k, v, Tensor(), false), 0, why)) << why;
+    EXPECT_TRUE(std::isnan(sdpa(q, k, v).to(DType::f64).data_ptr<double>()[0]));
+  }
 }
 
 TEST(SdpaLong, ThousandKeysF32) {

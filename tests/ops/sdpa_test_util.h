@@ -55,7 +55,7 @@ inline std::vector<double> sdpa_oracle(const Tensor& q, const Tensor& k, const T
           }
           if (causal && j > i) s = -INFINITY;
           w[j] = s;
-          mx = std::max(mx, s);
+          mx = (s > mx || std::isnan(s)) ? s : mx;  // a NaN score makes the row NaN, as PyTorch's softmax
         }
         if (std::isinf(mx) && mx < 0) continue;  // fully masked row: 0
         double sum = 0;
@@ -67,6 +67,21 @@ inline std::vector<double> sdpa_oracle(const Tensor& q, const Tensor& k, const T
         }
       }
   return out;
+}
+
+// Whether got has NaN exactly where want has, the same infinities, and is
+// within tol elsewhere; the first mismatch is described in `why`.
+inline bool same_with_nans(const Tensor& got, const std::vector<double>& want, double tol, std::string& why) {
+  const Tensor g = got.to(DType::f64).contiguous();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double a = g.data_ptr<double>()[i], b = want[i];
+    const bool ok = std::isnan(b) ? std::isnan(a) : (std::isinf(b) ? a == b : std::abs(a - b) <= tol);
+    if (!ok) {
+      why = "element " + std::to_string(i) + ": got " + std::to_string(a) + ", want " + std::to_string(b);
+      return false;
+    }
+  }
+  return true;
 }
 
 // Largest |got - want| over the elements of a contiguous-able result.

@@ -544,3 +544,32 @@ def test_python_native_starts_empty_and_registers_by_dsl():
     with pytest.raises(TypeError):
         controller.enabled = 1
     controller.disable()  # registrations are process-wide: leave no live override of matmul behind
+
+
+# Note [Module attributes] (issue 10 item 10): assigning to a function of a
+# backends module used to replace it.
+@pytest.mark.parametrize("module,name,kind", [
+    ("cuda", "cublas_workspace_size", "function"), ("mha", "set_fastpath_enabled", "function"),
+    ("cudnn", "is_available", "function"), ("cuda", "SDPBackend", "class"), ("cuda", "matmul", None),
+])
+def test_functions_of_backends_modules_cannot_be_replaced(module, name, kind):
+    mod = getattr(B, module)
+    before = getattr(mod, name)
+    if kind is None:  # a property object, not a function: its attributes are the API
+        assert not callable(before)
+        return
+    with pytest.raises(AttributeError, match=rf"backplane.backends.{module}.{name} is a {kind}"):
+        setattr(mod, name, -5)
+    assert getattr(mod, name) is before
+    with pytest.raises(AttributeError, match="submodule"):
+        B.cuda = 3
+
+
+def test_flag_properties_and_new_names_are_still_assignable():
+    B.cudnn.benchmark = True
+    try:
+        assert B.cudnn.benchmark is True
+    finally:
+        B.cudnn.benchmark = False
+    B.mha._scratch = 1
+    del B.mha._scratch

@@ -43,7 +43,7 @@ def test_sdpa_table_lists_the_cpu_order():
 def test_bad_device_is_a_clear_error(op):
     r = run(op, "--device", "gpu")
     assert r.returncode == 2
-    assert "device: expected 'cpu', 'cuda' or 'cuda:<index>', got 'gpu'" in r.stderr
+    assert "device: expected 'cpu', 'cpu:0', 'cuda' or 'cuda:<index>', got 'gpu'" in r.stderr
 
 
 def test_cuda_device_explains_or_says_why_not():

@@ -175,6 +175,50 @@ def test_vendor_env_vars(env, path, expected):
     assert proc.stdout.strip() == repr(expected)
 
 
+# Issue 10 item 8: every env value, native or vendor, passes the row's
+# validation (the workspace rows hold at most 4 GiB), with overflow checks.
+@pytest.mark.parametrize("name,text", [
+    ("CUBLAS_WORKSPACE_CONFIG", ":999999999999:999999999999"),
+    ("CUBLAS_WORKSPACE_CONFIG", ":4096:8:4194304:2"),  # 8 GiB + 32 MiB
+    ("CUBLASLT_WORKSPACE_SIZE", "1099511627776"),       # 1 PiB in KiB
+    ("CUBLASLT_WORKSPACE_SIZE", "4194305"),             # 4 GiB + 1 KiB
+    ("BACKPLANE_CUDA_CUBLASLT_WORKSPACE_SIZE", "4294967297"),
+    ("BACKPLANE_CUDA_CUBLASLT_WORKSPACE_SIZE", "99999999999999999999"),
+])
+def test_env_values_out_of_the_row_domain_warn_and_keep_the_default(name, text):
+    path = "cuda.cublas_workspace_size" if name.startswith("CUBLAS_") else "cuda.cublaslt_workspace_size"
+    proc = run_python(f"from backplane import _C; print(_C.flag_get({path!r}), _C.flag_source({path!r}))",
+                      env={name: text})
+    default = {"cuda.cublas_workspace_size": 4096 * 1024 * 2 + 16 * 1024 * 8,
+               "cuda.cublaslt_workspace_size": 1024 * 1024}[path]
+    assert proc.stdout.split() == [str(default), "default"]
+    assert proc.stderr.count(name + "=" + text) == 1 and "4294967296" in proc.stderr, proc.stderr
+
+
+def test_the_largest_workspace_is_accepted_from_env_and_setter():
+    proc = run_python("from backplane import _C; print(_C.flag_get('cuda.cublaslt_workspace_size'))",
+                      env={"CUBLASLT_WORKSPACE_SIZE": "4194304"})
+    assert proc.stdout.strip() == str(4 << 30) and proc.stderr == ""
+    with pytest.raises(ValueError, match=r"expected an integer in \[0, 4294967296\], got 4294967297"):
+        _C.flag_set("cuda.cublaslt_workspace_size", (4 << 30) + 1)
+
+
+# Names are case-sensitive in env vars as in setters (Note [Env parsing]).
+def test_names_are_case_sensitive_in_env_and_setter_alike():
+    proc = run_python("from backplane import backends; print(backends.fp32_precision)",
+                      env={"BACKPLANE_FP32_PRECISION": "BF16"})
+    assert proc.stdout.strip() == "none"
+    assert "BACKPLANE_FP32_PRECISION=BF16" in proc.stderr and "case-sensitive" in proc.stderr
+    with pytest.raises(ValueError, match="case-sensitive"):
+        _C.flag_set("fp32_precision", "BF16")
+    proc = run_python("from backplane import backends; print(backends.fp32_precision)",
+                      env={"BACKPLANE_FP32_PRECISION": "bf16"})
+    assert proc.stdout.strip() == "bf16"
+    # Booleans keep the shell's words in any case.
+    proc = run_python("from backplane import backends; print(backends.trace)", env={"BACKPLANE_TRACE": "ON"})
+    assert proc.stdout.strip() == "True"
+
+
 def test_malformed_vendor_env_vars_warn():
     proc = run_python("from backplane import _C; _C.flag_get('cuda.cublas_workspace_size')",
                       env={"CUBLAS_WORKSPACE_CONFIG": "nonsense", "TORCH_BLAS_PREFER_CUBLASLT": "yes"})

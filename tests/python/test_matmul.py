@@ -50,6 +50,32 @@ def test_every_implementation_matches_numpy_or_says_why(impl, dtype):
             check(out, a, b, tol)
 
 
+# NaN and inf go where IEEE arithmetic sends them, in every implementation
+# (bf16 allowed, so the bf16 kernels take the f32 case too).
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_nan_and_inf_propagate_through_every_implementation(impl, dtype):
+    np_dtype, _ = DTYPES[dtype]
+    a, b = rand((17, 15), np.float64), rand((15, 33), np.float64)
+    a[2, 1] = np.nan          # row 2 of the result: NaN
+    b[3, 4] = np.inf          # column 4: ±inf
+    b[14, 0] = -np.inf        # column 0: ±inf, and NaN where it meets the zero below
+    a[0, 14] = 0.0
+    a, b = a.astype(np_dtype), b.astype(np_dtype)
+    backplane.set_float32_matmul_precision("medium")
+    try:
+        with backends.implementations("matmul", impl):
+            if backends.explain("matmul", a, b).chosen is None:
+                pytest.skip(f"{impl} does not take {dtype}")
+            got = np.asarray(backplane.matmul(a, b).numpy(), np.float64)
+    finally:
+        backplane.set_float32_matmul_precision("highest")
+    with np.errstate(invalid="ignore"):
+        want = np.matmul(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    assert (np.isnan(got) == np.isnan(want)).all()
+    assert (np.isposinf(got) == np.isposinf(want)).all() and (np.isneginf(got) == np.isneginf(want)).all()
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 def test_strided_views(impl):
     a_t = rand((23, 19)).T             # transposed

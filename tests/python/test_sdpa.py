@@ -61,6 +61,46 @@ def test_every_implementation_matches_the_oracle(impl, dtype):
             check(out, oracle(q, k, v, mask, causal, gqa=ratio > 1), tol)
 
 
+NAN_CASES = {  # name: (tensor, index, value); the mask is additive, (L, S) = (5, 7)
+    "nan in q": ("q", (0, 1, 1, 3), np.nan),
+    "nan in k": ("k", (0, 0, 2, 0), np.nan),
+    "nan in v": ("v", (0, 1, 4, 1), np.nan),
+    "inf in q": ("q", (0, 0, 2, 5), np.inf),
+    "all-nan mask row": ("m", (3, slice(None)), np.nan),
+    "one nan in a mask row": ("m", (2, 6), np.nan),
+    "inf mask entry": ("m", (1, 3), np.inf),
+    "fully masked row": ("m", (0, slice(None)), -np.inf),
+}
+
+
+# Note [NaN in attention]: every implementation sends NaN and inf where the
+# oracle (PyTorch's softmax) does; math:any and efficient:cpu used to write
+# zeros for a row holding NaN.
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("case", list(NAN_CASES))
+def test_nan_and_inf_propagate_like_the_oracle(impl, dtype, case):
+    np_dtype, tol = DTYPES[dtype]
+    t = {"q": rand((1, 2, 5, 8), np.float64), "k": rand((1, 2, 7, 8), np.float64),
+         "v": rand((1, 2, 7, 8), np.float64), "m": rand((5, 7), np.float64)}
+    where, index, value = NAN_CASES[case]
+    t[where][index] = value
+    q, k, v, m = (t[x].astype(np_dtype) for x in "qkvm")
+    mask = m if where == "m" else None
+    with backends.implementations("sdpa", impl):
+        got = np.asarray(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).numpy(), np.float64)
+    with np.errstate(invalid="ignore"):
+        want = oracle(q, k, v, mask)
+    assert (np.isnan(got) == np.isnan(want)).all(), (got, want)
+    finite = ~np.isnan(want)
+    assert np.abs(got[finite] - want[finite]).max(initial=0) <= tol
+
+
+def test_empty_head_with_the_default_scale_is_nan():
+    q, k, v = np.zeros((1, 1, 3, 0), np.float32), np.zeros((1, 1, 4, 0), np.float32), rand((1, 1, 4, 5))
+    assert np.isnan(F.scaled_dot_product_attention(q, k, v).numpy()).all()
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("l,s", [(5, 9), (9, 9), (9, 5)])
 def test_causal_is_top_left_aligned(impl, l, s):

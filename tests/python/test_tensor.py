@@ -7,6 +7,9 @@ import threading
 import numpy as np
 import pytest
 
+from conftest import run_python
+
+import backplane
 from backplane import _C
 from backplane._tensor import Tensor, asarray, from_dlpack
 
@@ -198,6 +201,50 @@ def test_array_protocol():
 
 # ------------------------------------------------------------------ views
 
+class _BadDevice:
+    """A DLPack producer whose __dlpack_device__ answers ``answer``."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def __dlpack_device__(self):
+        return self.answer
+
+    def __dlpack__(self, **kwargs):
+        return np.zeros(2, np.float32).__dlpack__(**kwargs)
+
+
+# Note [Misaligned DLPack data]: an array at an address not aligned to its
+# elements is copied to aligned memory on import.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.complex64])
+def test_misaligned_arrays_are_copied_to_aligned_memory(dtype):
+    n = 12
+    raw = b"\0" + (np.arange(n) - 5.5).astype(dtype).tobytes()
+    a = np.frombuffer(raw, dtype=dtype, count=n, offset=1)
+    assert a.ctypes.data % np.dtype(dtype).alignment != 0 or np.dtype(dtype).itemsize == 1
+    t = from_dlpack(a)
+    assert t.data_ptr() % np.dtype(dtype).alignment == 0
+    np.testing.assert_array_equal(t.numpy(), a)
+    strided = a[::3]
+    np.testing.assert_array_equal(asarray(strided).numpy(), strided)
+    if dtype in (np.float32, np.float64):
+        m = a.reshape(3, 4)
+        np.testing.assert_allclose(backplane.matmul(m, m.T).numpy(), m.astype(np.float64) @ m.T.astype(np.float64),
+                                   rtol=1e-5)
+
+
+def test_huge_slice_bounds_clamp_as_python_does():
+    t = asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert t[2**70:].shape == (0, 4) and t[-2**70:].shape == (3, 4)
+    assert t[::2**70].shape == (1, 4) and t[::-2**70].shape == (1, 4)
+    np.testing.assert_array_equal(t[:, ::2**62].numpy(), t.numpy()[:, ::2**62])
+
+
+def test_cpu_0_is_the_cpu():
+    t = asarray([1.0, 2.0], device="cpu:0")
+    assert t.device == "cpu" and t.to("cpu:0").device == "cpu" and t.to(device="cpu:0").device == "cpu"
+
+
 def test_transpose_and_slicing_are_views():
     a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     t = asarray(a)
@@ -284,14 +331,45 @@ def test_set_num_threads_reaches_openmp_and_openblas():
         _C.set_num_threads(saved)
 
 
-@pytest.mark.parametrize("bad", [0, -1])
-def test_set_num_threads_rejects_below_one(bad):
+@pytest.mark.parametrize("bad", [0, -1, 10**6, 2**40])
+def test_set_num_threads_rejects_counts_outside_its_range(bad):
     before = _C.get_num_threads()
-    with pytest.raises(ValueError, match=rf"set_num_threads: expected a number of threads >= 1, got {bad}"):
+    top = _C.max_num_threads()
+    with pytest.raises(ValueError, match=rf"set_num_threads: expected a number of threads in \[1, {top}\], got {bad}"):
         _C.set_num_threads(bad)
     assert _C.get_num_threads() == before
     with pytest.raises(TypeError):
         _C.set_num_threads(2.5)
+    with pytest.raises(TypeError):
+        _C.set_num_threads(True)
+
+
+# Issue 10 item 5: the SDPA kernels started a team of get_num_threads()
+# threads whatever the work (10**6: a crash in the OpenMP runtime).
+def test_the_most_threads_then_sdpa_and_matmul_run():
+    from backplane.nn import functional as F
+    saved = _C.get_num_threads()
+    q = np.ones((1, 1, 8, 8), np.float32)
+    try:
+        with pytest.raises(ValueError):
+            _C.set_num_threads(10**6)
+        _C.set_num_threads(_C.max_num_threads())
+        for impl in ["flash:cpu", "efficient:cpu", "math:any"]:
+            with backplane.backends.implementations("sdpa", impl):
+                out = F.scaled_dot_product_attention(q, q, q)
+            assert np.allclose(out.numpy(), 1.0)
+        assert np.allclose(backplane.matmul(q[0, 0], q[0, 0]).numpy(), 8.0)
+    finally:
+        _C.set_num_threads(saved)
+
+
+def test_an_absurd_omp_num_threads_is_clamped_with_a_warning():
+    code = ("import numpy as np, backplane; from backplane.nn import functional as F; "
+            "q = np.ones((2, 2, 64, 16), np.float32); F.scaled_dot_product_attention(q, q, q); "
+            "backplane.matmul(q[0, 0], q[0, 0].T); print(backplane.get_num_threads(), backplane.max_num_threads())")
+    proc = run_python(code, env={"OMP_NUM_THREADS": "100000"})
+    got, top = proc.stdout.split()
+    assert got == top and "OMP_NUM_THREADS asks for 100000 threads" in proc.stderr
 
 
 def test_manual_seed_reproducibility():
@@ -382,6 +460,17 @@ def test_cuda_tensors_raise_a_clear_error_here():
     (lambda t: from_dlpack([1, 2]), TypeError, ["list", "__dlpack__"]),
     (lambda t: t.to(object), ValueError, ["'object'", "bfloat16"]),
     (lambda t: t.to(3.5), TypeError, ["dtype", "float"]),
+    # Issue 10 item 10: these raised "RuntimeError: std::bad_cast".
+    (lambda t: t[2**70], IndexError, ["index 1180591620717411303424", "[-3, 3)"]),
+    (lambda t: t[0, -2**70], IndexError, ["index -1180591620717411303424", "[-4, 4)"]),
+    (lambda t: from_dlpack(_BadDevice("cpu")), TypeError, ["__dlpack_device__", "'cpu'", "tuple"]),
+    (lambda t: from_dlpack(_BadDevice((1.5, 0))), ValueError, ["__dlpack_device__", "(1.5, 0)"]),
+    (lambda t: from_dlpack(_BadDevice((2**70, 0))), ValueError, ["__dlpack_device__"]),
+    (lambda t: t.__dlpack__(max_version="1.0"), TypeError, ["max_version", "'1.0'"]),
+    (lambda t: t.__dlpack__(dl_device=(1, 2**40)), ValueError, ["dl_device"]),
+    (lambda t: t.__dlpack__(copy="yes"), TypeError, ["copy", "bool"]),
+    (lambda t: t.__array__(copy=2), TypeError, ["copy", "bool"]),
+    (lambda t: t.to("cpu:1"), ValueError, ["'cpu:1'", "'cpu:0'"]),
 ])
 def test_bad_inputs(bad, kind, words):
     t = asarray(np.zeros((3, 4), np.float32))

@@ -90,6 +90,11 @@ inline constexpr Alias BlasBackend_aliases[] = {{"hipblas", static_cast<int>(Bla
 #define BP_BOOL ::bp::flags::Domain{::bp::flags::DomainType::Bool, 0, 1}
 #define BP_INT(lo, hi) ::bp::flags::Domain{::bp::flags::DomainType::Int, (lo), (hi)}
 #define BP_INT_NONNEG BP_INT(0, std::numeric_limits<int64_t>::max())
+// cuBLAS / cuBLASLt workspaces: at most 4 GiB. PyTorch's defaults are 1 to
+// 32 MiB; a larger value is a typo or a unit mistake (CUBLASLT_WORKSPACE_SIZE
+// is in KiB), and would be allocated on every handle.
+inline constexpr int64_t kMaxWorkspaceBytes = int64_t(4) << 30;
+#define BP_WORKSPACE_BYTES BP_INT(0, ::bp::flags::kMaxWorkspaceBytes)
 #define BP_ENUM(T) \
   ::bp::flags::Domain{::bp::flags::DomainType::Enum, 0, 0, ::bp::flags::T##_names, ::bp::flags::T##_count}
 // An enum that also accepts the spellings of T##_aliases.

@@ -60,3 +60,9 @@ from . import (  # noqa: E402  (submodules read the package's helpers)
 from ._dispatch import (  # noqa: E402
     NoImplementationError, autotune_cache, explain, implementations, list_implementations,
 )
+
+# Every backends module refuses to have its functions replaced (Note [Module attributes]).
+for _name in ("cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn", "mps", "nnpack",
+              "openmp", "opt_einsum", "python_native", "xeon"):
+    _props.guard_module(f"{__name__}.{_name}")
+del _name

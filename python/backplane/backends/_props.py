@@ -45,29 +45,57 @@ def _generated_properties(module_path):
     }
 
 
-def _module_setattr(self, name, value):
-    """Note [Modules refuse unknown attributes]."""
-    cls_attr = getattr(type(self), name, None)
-    known = (name.startswith("_") or name in self.__dict__ or isinstance(cls_attr, property)
-             or (isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}"))
-    if not known:
-        raise AttributeError(f"module '{self.__name__}' has no attribute '{name}', and backends modules refuse new "
-                             "attributes (a misspelt flag would otherwise change nothing)")
-    types.ModuleType.__setattr__(self, name, value)
+_MISSING = object()
+
+
+class GuardedModule(types.ModuleType):
+    """A backends module that refuses the assignments that are always mistakes.
+
+    Note [Module attributes]
+    Two typos used to pass silently: ``cudnn.benchmrk = True`` created a new
+    attribute and changed nothing (PyTorch's modules accept it), and
+    ``backends.cuda.cublas_workspace_size = -5`` replaced the function, so
+    every later call failed far from the typo. So a public name the module
+    does not have is refused (Note [Modules refuse unknown attributes]), and
+    so is replacing a function, class or submodule by something that is not
+    one of those. Flag properties assign as usual; private names, a submodule
+    being imported, and replacing a function by another callable
+    (monkeypatching in tests) still go through.
+    """
+
+    def __setattr__(self, name, value):
+        if not name.startswith("_"):
+            current = self.__dict__.get(name, _MISSING)
+            importing = isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}"
+            if current is _MISSING and not importing and not isinstance(getattr(type(self), name, None), property):
+                raise AttributeError(f"module '{self.__name__}' has no attribute '{name}', and backends modules "
+                                     "refuse new attributes (a misspelt flag would otherwise change nothing)")
+            replaceable = callable(current) or isinstance(current, types.ModuleType)
+            if current is not _MISSING and replaceable and not (callable(value) or importing):
+                kind = ("submodule" if isinstance(current, types.ModuleType)
+                        else "class" if isinstance(current, type) else "function")
+                hint = f" (call {self.__name__}.{name}(...) instead)" if kind == "function" else ""
+                raise AttributeError(f"{self.__name__}.{name} is a {kind} and cannot be replaced by assignment{hint}")
+        super().__setattr__(name, value)
+
+
+def guard_module(module_name):
+    """Give a backends module without flag properties the guard of Note [Module attributes]."""
+    module = sys.modules[module_name]
+    if not isinstance(module, GuardedModule):
+        module.__class__ = type(f"{module_name.rsplit('.', 1)[-1]}_module", (GuardedModule,),
+                                {"__doc__": module.__doc__})
+    return module
 
 
 def install_module_properties(module_name, module_path, extra=None):
-    """Give module ``module_name`` the properties of its flag rows, plus ``extra``.
-
-    The module also refuses unknown attributes (Note [Modules refuse unknown
-    attributes]).
-    """
+    """Give module ``module_name`` the properties of its flag rows, plus ``extra``
+    (and the guard of Note [Module attributes])."""
     module = sys.modules[module_name]
     namespace = _generated_properties(module_path)
     namespace.update(extra or {})
     namespace["__doc__"] = module.__doc__
-    namespace["__setattr__"] = _module_setattr
-    cls = type(f"{module_name.rsplit('.', 1)[-1]}_module", (types.ModuleType,), namespace)
+    cls = type(f"{module_name.rsplit('.', 1)[-1]}_module", (GuardedModule,), namespace)
     module.__class__ = cls
     return module
 

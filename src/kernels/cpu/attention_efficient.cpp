@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "backplane/error.h"
+#include "core/threads.h"
 #include "kernels/cpu/attention_flash.h"
 #include "kernels/cpu/bf16_round.h"
 
@@ -104,9 +105,9 @@ void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64
   Acc block_max = kNegInf;
   for (int64_t c = 0; c < visible; ++c) {
     if (mask_row) s[c] += mask_row[c * a.mask.cs];
-    block_max = std::max(block_max, s[c]);
+    block_max = nan_max(block_max, s[c]);  // Note [NaN in attention]
   }
-  const Acc m_new = std::max(m, block_max);
+  const Acc m_new = nan_max(m, block_max);
   if (m_new == kNegInf) {  // no key seen so far: the row contributes nothing yet
     std::fill(s, s + nk, Acc(0));
     return;
@@ -151,7 +152,7 @@ void run_task(const EfficientAttention& a, int64_t n, int64_t i0, Workspace<type
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
   for (int64_t r = 0; r < nq; ++r) {
-    const Acc inv = ws.l[r] > 0 ? Acc(1) / ws.l[r] : Acc(0);
+    const Acc inv = inverse_normaliser(ws.l[r]);
     for (int64_t e = 0; e < a.Ev; ++e) out[r * a.out_rs + e] = Io<D>::narrow(ws.o[r * a.Ev + e] * inv);
   }
 }
@@ -160,7 +161,8 @@ template <DType D>
 void run(const EfficientAttention& a) {
   const int64_t q_blocks = (a.L + a.q_block - 1) / a.q_block;
   const int64_t tasks = a.batch * q_blocks;
-#pragma omp parallel
+  const int team = threads::team_size(tasks);  // Note [Team sizes]
+#pragma omp parallel num_threads(team) if (team > 1)
   {
     Workspace<typename Io<D>::Acc> ws;
 #pragma omp for schedule(dynamic, 1)

@@ -19,6 +19,7 @@
 
 #include "backplane/dtype.h"
 #include "backplane/tensor.h"
+#include "core/threads.h"
 #include "kernels/cpu/bf16_round.h"
 
 #ifdef _OPENMP
@@ -129,7 +130,7 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
   std::copy(m, m + nq, mx);
   std::fill(sum, sum + nq, Acc(0));
   for (int64_t c = 0; c < nk; ++c)
-    for (int64_t r = 0; r < nq; ++r) mx[r] = std::max(mx[r], s[c * nq + r]);
+    for (int64_t r = 0; r < nq; ++r) mx[r] = nan_max(mx[r], s[c * nq + r]);  // Note [NaN in attention]
   for (int64_t r = 0; r < nq; ++r) corr[r] = mx[r] == kNegInf ? Acc(0) : mx[r];  // the shift
   for (int64_t c = 0; c < nk; ++c)
     for (int64_t r = 0; r < nq; ++r) {
@@ -241,7 +242,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
   for (int64_t r = 0; r < nq; ++r) {
-    const Acc inv = l[r] > 0 ? Acc(1) / l[r] : Acc(0);
+    const Acc inv = inverse_normaliser(l[r]);
     for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[e * nq + r] * inv);
   }
 }
@@ -251,7 +252,8 @@ void run_all(const FlashAttention& a) {
   using Acc = std::conditional_t<kElem == AttnElem::f64, double, float>;
   const int64_t q_blocks = (a.L + a.q_block - 1) / a.q_block;
   const int64_t tasks = a.batch * q_blocks;
-#pragma omp parallel
+  const int team = threads::team_size(tasks);  // Note [Team sizes]
+#pragma omp parallel num_threads(team) if (team > 1)
   {
     Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
     Buf<uint16_t> pbuf;

@@ -65,6 +65,23 @@ bool softmax_avx512_allowed(GemmIsa isa);
 float exp_shifted_sum(float* s, int64_t n, float shift, bool avx512);
 double exp_shifted_sum(double* s, int64_t n, double shift, bool avx512);
 
+// Note [NaN in attention]
+// A score row holding NaN (a NaN in q, k or the mask, or 0·inf from E = 0
+// with the default scale) gives a NaN output row, as PyTorch's softmax does,
+// in every implementation. The row maximum must keep the NaN: std::max(-inf,
+// NaN) returns -inf, which made math:any and efficient:cpu take the row for
+// fully masked and write zeros. nan_max is the maximum every softmax here
+// takes; a NaN normaliser l then makes the output NaN (never 0 · NaN).
+template <class T>
+inline T nan_max(T a, T b) {
+  return (b > a || b != b) ? b : a;  // a NaN in `a` stays, one in `b` is taken
+}
+// 1 / l, with l = 0 (no key seen) giving 0 and a NaN l giving NaN.
+template <class T>
+inline T inverse_normaliser(T l) {
+  return l > T(0) ? T(1) / l : (l != l ? l : T(0));
+}
+
 namespace detail {
 // AVX-512 softmax pieces (attention_flash_avx512.cpp); only call them when
 // flash_softmax_avx512_supported(). Exposed for the tests.

@@ -74,21 +74,29 @@ void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, f
   constexpr int V = 4;
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   for (int64_t r0 = 0; r0 < nq; r0 += 16 * V) {
-    __mmask16 mk[V];
+    __mmask16 mk[V], nan[V];
     __m512 mold[V], mx[V], sum[V];
     for (int v = 0; v < V; ++v) {
       const int64_t left = nq - r0 - 16 * v;
       mk[v] = left <= 0 ? __mmask16(0) : tail_mask(left);
       mold[v] = _mm512_mask_loadu_ps(ninf, mk[v], m + r0 + 16 * v);
       mx[v] = mold[v];
+      nan[v] = _mm512_cmp_ps_mask(mold[v], mold[v], _CMP_UNORD_Q);
       sum[v] = _mm512_setzero_ps();
     }
     for (int64_t c = 0; c < nk; ++c) {
       const float* row = s + c * nq + r0;
-      for (int v = 0; v < V; ++v) mx[v] = _mm512_max_ps(mx[v], _mm512_mask_loadu_ps(ninf, mk[v], row + 16 * v));
+      for (int v = 0; v < V; ++v) {
+        const __m512 x = _mm512_mask_loadu_ps(ninf, mk[v], row + 16 * v);
+        mx[v] = _mm512_max_ps(mx[v], x);
+        nan[v] |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+      }
     }
     __m512 base[V];
     for (int v = 0; v < V; ++v) {
+      // vmaxps drops a NaN operand; a column that saw one keeps NaN as its
+      // maximum (Note [NaN in attention] in attention_flash.h).
+      mx[v] = _mm512_mask_mov_ps(mx[v], nan[v], _mm512_set1_ps(__builtin_nanf("")));
       // A column whose keys are all masked so far keeps m = -inf; subtracting
       // 0 instead gives exp(-inf) = 0 for it rather than exp(NaN).
       const __mmask16 dead = _mm512_cmp_ps_mask(mx[v], ninf, _CMP_EQ_OQ);

@@ -152,17 +152,10 @@ char* workspace(std::size_t bytes) {
 constexpr std::size_t kAlign = 4096;  // page-aligned panels: no panel shares a page with another thread's
 
 int team_size(int64_t m, int64_t n, int64_t k) {
-#ifdef _OPENMP
-  int nt = omp_get_max_threads();
   // Below ~2 MFLOP per thread, waking a team costs more than it saves.
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  const int64_t useful = static_cast<int64_t>(flops / 2.0e6);
-  if (useful < nt) nt = static_cast<int>(std::max<int64_t>(useful, 1));
-  return std::max(nt, 1);
-#else
-  (void)m, (void)n, (void)k;
-  return 1;
-#endif
+  const double useful = std::min(flops / 2.0e6, 1e9);  // no overflow converting huge problems
+  return threads::team_size(static_cast<int64_t>(useful));  // Note [Team sizes]
 }
 
 void barrier(int nt) {

@@ -1,12 +1,14 @@
 // math:any: the math composition (math_composition.h) on the CPU. It
 // accepts every valid problem, so it is the last entry of the list.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "backplane/flags.h"
 #include "backplane/ops/matmul.h"
 #include "backplane/runtime.h"
+#include "core/threads.h"
 #include "kernels/cpu/attention_flash.h"
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/gemm_isa.h"
@@ -32,7 +34,9 @@ void softmax_rows(const Params& p, Acc* scores) {
   // f32 rows take the flash kernel's AVX-512 exp where the ISA and the
   // CPU-capability cap allow it (the exp was 2/3 of this path's time).
   const bool vec_exp = kernels::cpu::softmax_avx512_allowed(pick_gemm_isa());
-#pragma omp parallel for schedule(static)
+  // A thread per 16 Ki scores at most, so small problems stay on one (Note [Team sizes]).
+  const int team = threads::team_size(std::min(rows, std::max<int64_t>(1, rows * p.S / 16384)));
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (int64_t row = 0; row < rows; ++row) {
     const int64_t b = row / p.L, i = row % p.L;
     Acc* s = scores + row * p.S;
@@ -43,7 +47,7 @@ void softmax_rows(const Params& p, Acc* scores) {
       if (m) x += m[j * mcs];
       if (p.is_causal && j > i) x = kNegInf;
       s[j] = x;
-      mx = std::max(mx, x);
+      mx = kernels::cpu::nan_max(mx, x);  // Note [NaN in attention]
     }
     if (mx == kNegInf) {  // every key masked out: the row attends to nothing
       std::fill(s, s + p.S, Acc(0));
