@@ -117,6 +117,7 @@ dispatch::Decision explain(const Call& call);
 struct EntrySpec {
   std::string name;    // "matmul", "addmm", "linear", "sdpa": explain's and the CLI's name
   std::string python;  // "backplane.matmul", "backplane.nn.functional.scaled_dot_product_attention"
+  std::vector<std::string> python_aliases = {};  // further places of the same function ("backplane.linear")
   std::string doc;
   std::vector<ArgSpec> args;
   std::function<Call(const Args&)> prepare;  // validates (errors as PyTorch's) and builds the call

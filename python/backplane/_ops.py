@@ -91,11 +91,14 @@ def _module(name):
 
 
 def install():
-    """Puts every declared entry point in its module (``import backplane`` does this once)."""
+    """Puts every declared entry point in its module, and in the modules of its aliases
+    (``import backplane`` does this once)."""
     for entry in _C.op_entries():
-        module_name, func_name = entry["python"].rsplit(".", 1)
-        module = _module(module_name)
-        setattr(module, func_name, _make(entry))
-        names = getattr(module, "__all__", None)
-        if isinstance(names, list) and func_name not in names:
-            names.append(func_name)
+        fn = _make(entry)
+        for place in [entry["python"], *entry["python_aliases"]]:
+            module_name, func_name = place.rsplit(".", 1)
+            module = _module(module_name)
+            setattr(module, func_name, fn)
+            names = getattr(module, "__all__", None)
+            if isinstance(names, list) and func_name not in names:
+                names.append(func_name)

@@ -151,6 +151,7 @@ nb::dict entry_dict(const ops::EntrySpec& e) {
   nb::dict d;
   d["name"] = e.name;
   d["python"] = e.python;
+  d["python_aliases"] = e.python_aliases;
   d["doc"] = e.doc;
   d["signature"] = e.signature();
   d["op"] = ops::op_of(e).name;

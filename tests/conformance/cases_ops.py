@@ -20,6 +20,12 @@ MATMUL = {
     "batched": ((3, 4, 5), (3, 5, 2), np.float32), "broadcast batch": ((2, 1, 4, 5), (3, 5, 6), np.float32),
     "batched @ 2d": ((3, 4, 5), (5, 2), np.float64), "empty k": ((3, 0), (0, 4), np.float32),
 }
+# Integer products: exact, wrapping as two's complement (int8 overflows here).
+_INT = np.random.default_rng(12)
+for _id, (_a, _b, _dt, _hi) in {"int64": ((5, 7), (7, 3), np.int64, 1000), "int32 batched": ((2, 4, 6), (6, 5), np.int32, 100),
+                                "int8 wraps": ((3, 9), (9, 4), np.int8, 100)}.items():
+    _x, _y = _INT.integers(-_hi, _hi, _a).astype(_dt), _INT.integers(-_hi, _hi, _b).astype(_dt)
+    case(f"op:matmul {_id}")(lambda S, x=_x, y=_y: S.top.matmul(S.tensor(x), S.tensor(y)))
 for _id, (_a, _b, _dt) in MATMUL.items():
     _x, _y = _arr(_a, _dt), _arr(_b, _dt)
     case(f"op:matmul {_id}")(lambda S, x=_x, y=_y: S.top.matmul(S.tensor(x), S.tensor(y)))

@@ -25,8 +25,7 @@ PN_NAMES = "(PyTorch stores anything, `disable_operations(1)` included)."
 SDPA_TUPLE = "**`sdpa_kernel` accepts a tuple as well as a list**"
 CAN_USE_CPU = "**`can_use_flash_attention` and `can_use_efficient_attention` answer for CPU"
 KV_LENGTHS = "**SDPA refuses key and value of different sequence lengths**"
-LINEAR = "**`backplane.nn.functional.linear`**"
-MATMUL_DTYPES = "**`matmul` takes floating-point tensors only**"
+MATMUL_DTYPES = "**`matmul` of bool tensors raises `ValueError`**"
 
 KNOWN = {
     # fp32 precision tree
@@ -64,7 +63,6 @@ KNOWN = {
     # names
     "name:torch.backends.quantized": NOT_MIRRORED,
     "name:torch.backends.xnnpack": NOT_MIRRORED,
-    "name:torch.nn.functional.linear": LINEAR,
     **{f"name:{module}.{cls}": HELPER_CLASSES for module, cls in [
         ("torch.backends", "ContextProp"), ("torch.backends", "PropModule"), ("torch.backends", "GenericModule"),
         ("torch.backends.cudnn", "CudnnModule"), ("torch.backends.cudnn.rnn", "CudnnRNNModule"),

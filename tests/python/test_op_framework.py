@@ -150,7 +150,7 @@ def test_cli_explain_sets_any_argument_by_name():
     r = cli("explain", "matmul", "--arg", "a=16x8:T", "--arg", "b=8x4")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("matmul: batch=1 m=16 n=4 k=8 f32 layout=0x1")  # a transposed
-    r = cli("explain", "linear", "--arg", "x=4x8", "--arg", "weight=3x8", "--arg", "bias=3")
+    r = cli("explain", "linear", "--arg", "input=4x8", "--arg", "weight=3x8", "--arg", "bias=3")
     assert r.returncode == 0, r.stderr
 
 

@@ -6,6 +6,7 @@
 #include "backplane/ops/matmul.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/tensor_internal.h"
@@ -18,11 +19,13 @@ namespace {
 
 using ops::matmul::Params;
 
+// Floats, and the integers PyTorch multiplies on the CPU (exact, wrapping
+// as two's complement does: only ref:any takes them).
 void check_tensor(const char* op, const char* name, const Tensor& t) {
   if (!t.defined()) throw_bad_value(op, std::string(name) + " undefined", std::string("a defined tensor for ") + name);
-  if (!is_floating(t.dtype()))
+  if (!is_floating(t.dtype()) && !is_integral(t.dtype()))
     throw_bad_value(op, std::string(name) + " of dtype " + dtype_name(t.dtype()),
-                    "float16, bfloat16, float32 or float64 tensors");
+                    "float16, bfloat16, float32, float64, int8, int32 or int64 tensors");
 }
 
 void check_same(const char* op, const char* an, const Tensor& a, const char* bn, const Tensor& b) {
@@ -81,6 +84,11 @@ Params make_params(const char* op, const Tensor& a_in, const Tensor& b_in, Shape
 }
 
 void attach_bias(const char* op, Params& p, const Tensor& bias, double beta, double alpha) {
+  // PyTorch's rule for integer products: the scalars must be integers too.
+  for (const auto& [name, x] : {std::pair{"alpha", alpha}, std::pair{"beta", beta}})
+    if (is_integral(p.dtype) && x != std::floor(x))
+      throw_bad_value(op, std::string(name) + " " + ops::value_text(x) + " for " + dtype_name(p.dtype) + " tensors",
+                      std::string("an integral ") + name + " for integer tensors");
   p.alpha = alpha;
   p.beta = bias.defined() ? beta : 0.0;
   if (!bias.defined()) return;
@@ -96,17 +104,18 @@ void attach_bias(const char* op, Params& p, const Tensor& bias, double beta, dou
   p.bias = bias.expand(out);
 }
 
-// The call of a prepared problem. An empty sum (k == 0) runs no
-// implementation: out is beta * bias, or zeros.
+// The call of a prepared problem. An empty float sum (k == 0) runs no
+// implementation: out is beta * bias, or zeros. (ref:any, the only
+// implementation of integer products, handles their empty sums itself.)
 ops::Call to_call(Params params, Shape result) {
   auto p = std::make_shared<Params>(std::move(params));
   ops::Call c;
   c.op = &ops::matmul::matmul_op();
   c.problem = ops::matmul::problem_of(*p);
   c.params = p;
-  c.compute = p->out.numel() > 0 && p->k > 0;
+  c.compute = p->out.numel() > 0 && (p->k > 0 || is_integral(p->dtype));
   c.result = [p, result = std::move(result)]() -> ops::ArgValue {
-    if (p->k == 0 && p->out.numel() > 0)
+    if (p->k == 0 && p->out.numel() > 0 && is_floating(p->dtype))
       ops::matmul::for_each_gemm(*p, [&](const ops::matmul::Gemm2D& g) {
         if (g.beta != 0) return;
         const std::size_t bytes = (p->dtype == DType::f64 ? 8 : 4) * static_cast<std::size_t>(p->m * p->n);

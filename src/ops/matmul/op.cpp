@@ -114,10 +114,13 @@ std::vector<EntrySpec> entries() {
 
   EntrySpec linear;
   linear.name = "linear";
-  linear.python = "backplane.linear";
-  linear.doc = "x @ weight.T (+ bias): weight is [out_features, in_features].";
-  linear.args = {arg::tensor("x"), arg::tensor("weight"), arg::optional_tensor("bias")};
-  linear.prepare = [](const Args& a) { return prepare_linear(a.tensor("x"), a.tensor("weight"), a.tensor("bias")); };
+  linear.python = "backplane.nn.functional.linear";  // torch.nn.functional.linear
+  linear.python_aliases = {"backplane.linear"};
+  linear.doc = "input @ weight.T (+ bias): weight is [out_features, in_features].";
+  linear.args = {arg::tensor("input"), arg::tensor("weight"), arg::optional_tensor("bias")};
+  linear.prepare = [](const Args& a) {
+    return prepare_linear(a.tensor("input"), a.tensor("weight"), a.tensor("bias"));
+  };
   return {mm, addmm, linear};
 }
 
