@@ -10,9 +10,13 @@ Search order: ``$BACKPLANE_CLI``; the copy installed inside the package
 (``backplane/bin``, by ``pip install``); the development build named in
 ``_build_info.py`` (written by CMake); then ``backplane`` on PATH, skipping
 the console scripts that lead back here.
+
+This file uses the standard library only and no relative import: the
+console script (_backplane_cli.py) runs it without importing the package.
 """
 
 import os
+import runpy
 import shutil
 import sys
 
@@ -30,11 +34,12 @@ def _packaged_cli():
 
 
 def _development_build_dir():
-    try:
-        from . import _build_info
-    except ImportError:  # an installed package has no build folder
+    # Read by path, not imported: the console script runs this file without
+    # importing the package (_backplane_cli.py).
+    path = os.path.join(_PACKAGE_DIR, "_build_info.py")
+    if not os.path.isfile(path):  # an installed package has no build folder
         return None
-    return _build_info.build_dir
+    return runpy.run_path(path).get("build_dir")
 
 
 def _is_console_script(path):
@@ -45,7 +50,7 @@ def _is_console_script(path):
             head = f.read(4096)
     except OSError:
         return False
-    return head.startswith(b"#!") and b"backplane._cli" in head
+    return head.startswith(b"#!") and (b"_backplane_cli" in head or b"backplane._cli" in head)
 
 
 def _on_path():

@@ -75,12 +75,16 @@ def test_declared_dependencies_are_what_import_needs():
 @pytest.mark.skipif(tomllib is None, reason="tomllib is Python 3.11+")
 def test_console_script_and_extras_are_declared():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert meta["scripts"] == {"backplane": "backplane._cli:main"}
+    assert meta["scripts"] == {"backplane": "_backplane_cli:main"}
     module, func = meta["scripts"]["backplane"].split(":")
     assert callable(getattr(__import__(module, fromlist=[func]), func))
     extras = meta["optional-dependencies"]
     assert {"pytest", "hypothesis", "ml_dtypes"} <= set(extras["test"])
-    assert set(extras["peers"]) == {"torch", "opt_einsum"}
+    peers = {re.match(r"[\w.-]+", r).group(0): r for r in extras["peers"]}
+    assert set(peers) == {"torch", "opt_einsum"}
+    # The same PyTorch as the peer environment of `make conformance`.
+    spec = re.search(r'TORCH_SPEC="\$\{TORCH_SPEC:-([^}]*)\}"', (ROOT / "scripts" / "setup-peers.sh").read_text())
+    assert spec and peers["torch"] == spec.group(1)
     assert "license" not in meta and not (ROOT / "LICENSE").exists()  # none to declare yet
 
 
@@ -161,10 +165,10 @@ def test_main_with_a_bad_override(exec_calls, monkeypatch, tmp_path, capsys):
 
 
 def _console_script(path):
-    """What pip writes for [project.scripts] backplane = backplane._cli:main."""
+    """What pip writes for [project.scripts] backplane = _backplane_cli:main."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"#!{sys.executable}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
-                    "from backplane._cli import main\nif __name__ == '__main__':\n"
+                    "from _backplane_cli import main\nif __name__ == '__main__':\n"
                     "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n    sys.exit(main())\n")
     path.chmod(0o755)
     return path
@@ -191,6 +195,22 @@ def test_main_refuses_to_run_itself(exec_calls, monkeypatch, tmp_path, capsys):
         _cli.main(["info"])
     assert exit_info.value.code == 1 and not exec_calls
     assert "is the Python console script" in capsys.readouterr().err
+
+
+def test_console_script_does_not_import_the_package():
+    """The tool starts without NumPy and the extension being loaded first, and
+    a bad BACKPLANE_* value is warned about once (by the tool), not also by the import."""
+    code = ("import os, sys\n"
+            "def execv(path, argv):\n"
+            "    print(sorted(m for m in ('backplane', 'backplane._C', 'numpy') if m in sys.modules), path, argv)\n"
+            "    sys.exit(0)\n"
+            "os.execv = execv\n"
+            "import _backplane_cli\n"
+            "sys.argv = ['/venv/bin/backplane', 'info', '--json']\n"
+            "_backplane_cli.main()\n")
+    out = run_python(code, env={"BACKPLANE_CUDNN_BENCHMARK": "maybe"})
+    assert out.stdout.strip() == f"[] {_cli.cli_path()} ['backplane', 'info', '--json']"
+    assert out.stderr == ""
 
 
 def test_console_script_runs_the_tool(tmp_path):

@@ -133,13 +133,14 @@ def test_the_wheel_holds_the_package_its_tool_and_sound_metadata(wheel):
         entry_points = z.read(info.replace("METADATA", "entry_points.txt")).decode()
     assert "backplane/bin/backplane" in names
     assert "backplane/__main__.py" in names and "backplane/__config__.py" in names
+    assert "_backplane_cli.py" in names  # the console script's module, at the top level
     assert any(re.fullmatch(r"backplane/_C\..*\.so", n) for n in names)
     # One copy of the library: a wheel cannot hold the symlinks of a versioned .so.
     assert [n for n in names if n.startswith("backplane/libbackplane.")] == ["backplane/libbackplane.so"]
     # Nothing of the development build rides along.
     assert not [n for n in names if "_build_info" in n or "__pycache__" in n]
 
-    assert re.search(r"^\[console_scripts\]\s*\nbackplane = backplane\._cli:main$", entry_points, re.M)
+    assert re.search(r"^\[console_scripts\]\s*\nbackplane = _backplane_cli:main$", entry_points, re.M)
     fields = [tuple(line.split(": ", 1)) for line in metadata.split("\n\n")[0].splitlines() if ": " in line]
     get = lambda key: [v for k, v in fields if k == key]  # noqa: E731
     assert get("Name") == ["backplane"]
@@ -169,6 +170,15 @@ def test_versions_agree(venv, home, installed):
     module = _user(venv, home, "python", "-m", "backplane", "--version").stdout.strip()
     info = json.loads(_user(venv, home, "backplane", "info", "--json").stdout)["version"]
     assert cli == module == info == installed["version"] == installed["metadata_version"] == _project_version()
+
+
+def test_a_bad_env_value_is_warned_about_once(venv, home):
+    """The console script does not import the package (which would warn too) before the tool runs."""
+    proc = subprocess.run([str(venv / "bin" / "backplane"), "explain", "matmul"], capture_output=True, text=True,
+                          timeout=120, cwd=home, env={**_user_env(venv), "BACKPLANE_CUDNN_BENCHMARK": "maybe"})
+    assert proc.returncode == 0
+    assert proc.stderr.count("BACKPLANE_CUDNN_BENCHMARK=maybe") == 1, proc.stderr
+    assert "UserWarning" not in proc.stderr
 
 
 def test_info_json(venv, home):
