@@ -134,6 +134,7 @@ def test_the_wheel_holds_the_package_its_tool_and_sound_metadata(wheel):
     assert "backplane/bin/backplane" in names
     assert "backplane/__main__.py" in names and "backplane/__config__.py" in names
     assert "_backplane_cli.py" in names  # the console script's module, at the top level
+    assert "backplane/bench/shapes/matmul/square.txt" in names  # `backplane bench --shapes square`
     assert any(re.fullmatch(r"backplane/_C\..*\.so", n) for n in names)
     # One copy of the library: a wheel cannot hold the symlinks of a versioned .so.
     assert [n for n in names if n.startswith("backplane/libbackplane.")] == ["backplane/libbackplane.so"]
@@ -197,6 +198,13 @@ def test_explain_matmul(venv, home):
     assert out.startswith("matmul:")
     assert re.search(r"^\s+\S+\s+chosen\b", out, re.M), out
     assert re.search(r"^\s+ref:any\s", out, re.M), out
+
+
+def test_bench_finds_its_named_shape_sets(venv, home):
+    # "square" is found inside the package: the set refused is the second, missing one.
+    proc = _user(venv, home, "backplane", "bench", "matmul", "--shapes", "square", "--shapes", home / "none",
+                 check=False)
+    assert proc.returncode == 2 and f"got '{home / 'none'}'" in proc.stderr, proc.stderr
 
 
 def test_python_m_run_cpu(venv, home, installed):
