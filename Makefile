@@ -5,7 +5,7 @@ JOBS ?= 2
 PY := .venv/bin/python
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build run test test-cpp test-python docs conformance clean
+.PHONY: all setup configure build run test test-cpp test-python test-wheel docs conformance clean
 
 all: build
 
@@ -29,6 +29,15 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(PY) -m pytest -q tests/python
 
+# The package as a user installs it (tests/wheel): builds the wheel once in
+# $(BUILD)-wheel (incremental; ccache reuses the objects of $(BUILD)), installs
+# it into a temporary virtual environment and runs `backplane`, `python -m
+# backplane` and backplane.show_config() there. Minutes, so not part of `test`;
+# CI runs it after `test`.
+test-wheel: setup
+	BACKPLANE_DEV_BUILD_DIR=$(abspath $(BUILD)) BACKPLANE_WHEEL_BUILD_DIR=$(abspath $(BUILD))-wheel \
+	  CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pytest -q -s -p no:cacheprovider tests/wheel
+
 # Side by side with the real PyTorch (tests/conformance): a separate peer
 # environment, .venv-peers, gets PyTorch from PyPI (about 5 GB, once), so
 # that `make test` and CI stay free of it. The suite imports the Backplane
@@ -41,4 +50,4 @@ docs: build
 	$(PY) scripts/gen_flags_doc.py > docs/flags.md
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-wheel

@@ -9,7 +9,7 @@ from . import _C, _errors
 from ._C import __version__, get_num_threads, max_num_threads, memory_stats, reset_peak_memory_stats, set_num_threads
 from ._tensor import Tensor, asarray, from_dlpack
 
-from . import backends, cuda, nn  # noqa: E402
+from . import __config__, backends, cuda, nn  # noqa: E402
 from . import _ops  # noqa: E402
 
 # matmul, addmm, linear here, scaled_dot_product_attention in nn.functional,
@@ -17,13 +17,20 @@ from . import _ops  # noqa: E402
 _ops.install()
 
 __all__ = [
-    "__version__", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",
+    "__version__", "show_config", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",
     "set_num_threads", "get_num_threads", "max_num_threads", "manual_seed", "initial_seed", "memory_stats", "reset_peak_memory_stats",
     "set_float32_matmul_precision", "get_float32_matmul_precision",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled",
     "matmul", "addmm", "linear",
 ]
+
+
+def show_config():
+    """Prints how this Backplane was built: version, compiler, build type, CUDA
+    toolkit, each backend built or not and why (the text of backplane.__config__.show(),
+    which is torch.__config__.show()'s name)."""
+    print(__config__.show(), end="")
 
 
 def manual_seed(seed):

@@ -21,14 +21,19 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// bench/shapes/<op>: from the working directory, BACKPLANE_SOURCE_DIR, or
-// beside the build directory of this executable.
+// bench/shapes/<op>: from the working directory, BACKPLANE_SOURCE_DIR, where
+// an installation put them (the wheel's backplane/bin/../bench/shapes,
+// `cmake --install`'s <prefix>/bin/../share/backplane/bench/shapes), or beside
+// the build directory of this executable (<source>/build/bin/backplane).
 fs::path shapes_dir(const std::string& op) {
   std::vector<fs::path> roots = {fs::current_path()};
   if (const char* src = std::getenv("BACKPLANE_SOURCE_DIR")) roots.emplace_back(src);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) roots.push_back(exe.parent_path().parent_path().parent_path());
+  if (!ec) {
+    const fs::path up = exe.parent_path().parent_path();
+    roots.insert(roots.end(), {up, up / "share" / "backplane", up.parent_path()});
+  }
   for (const auto& r : roots)
     if (fs::is_directory(r / "bench" / "shapes" / op)) return r / "bench" / "shapes" / op;
   return {};
