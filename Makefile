@@ -4,6 +4,11 @@ BUILD ?= build
 JOBS ?= 2
 PY := .venv/bin/python
 CMAKE_FLAGS ?=
+# ccache (installed by scripts/setup.sh, used by CMake when present): paths
+# relative to the checkout, so the other build folders (build-wheel, the
+# sanitizer builds) reuse what `build` compiled.
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: all setup configure build run test test-cpp test-python test-wheel docs conformance clean
 

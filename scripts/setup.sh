@@ -9,7 +9,7 @@ DEB_PACKAGES=(
   cmake ninja-build g++ pkg-config python3-venv
   libgtest-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcpuinfo-dev libopenblas-openmp-dev libdnnl-dev libfftw3-dev
-  numactl libjemalloc2 libgoogle-perftools4
+  numactl libjemalloc2 libgoogle-perftools4 ccache
 )
 PY_PACKAGES=(nanobind scikit-build-core numpy pytest ml_dtypes hypothesis)
 
