@@ -310,7 +310,7 @@ struct OpConfig {
   std::vector<flags::Id> rank_reads;
 };
 
-enum class Position { end, before_reference };
+enum class Position { end, before_reference, front };
 
 class Op {
  public:
@@ -321,6 +321,9 @@ class Op {
   // Publishes a new list (Note [Registering implementations later]).
   // ValueError on a duplicate name or a malformed one (not "library:variant").
   Implementation& add(std::unique_ptr<Implementation> impl, Position where = Position::end);
+  // Takes an entry out of the list (an implementation supplied at run time
+  // and withdrawn); ValueError when none has that name. Its id is free again.
+  void remove(std::string_view name);
   // Replaces the slot `name` (Note [Slots]) with make(slot), keeping its
   // place; ValueError when there is no such slot (or it is filled already).
   void replace_slot(std::string_view name,

@@ -136,15 +136,34 @@ Implementation& Op::add(std::unique_ptr<Implementation> impl, Position where) {
   if (old->impls.size() >= 64) throw_runtime(config_.name, "an op holds at most 64 implementations");
   for (const Implementation* i : old->impls)
     if (i->name() == name) throw_bad_value(config_.name + " implementation name", name, "a name not yet registered");
-  impl->id_ = static_cast<int>(old->impls.size());
+  // The smallest id not in use: ids index the implementations(...) scope
+  // masks, and entries removed (remove()) give theirs back.
+  uint64_t used = 0;
+  for (const Implementation* i : old->impls) used |= 1ull << i->id();
+  int id = 0;
+  while ((used >> id) & 1) ++id;
+  impl->id_ = id;
   Implementation* raw = keep(std::move(impl));
   auto* next = new List{};
   next->impls = old->impls;
   auto pos = next->impls.end();
   if (where == Position::before_reference && !next->impls.empty()) pos = std::prev(pos);
+  if (where == Position::front) pos = next->impls.begin();
   next->impls.insert(pos, raw);
   publish(next, raw->properties().device);
   return *raw;
+}
+
+void Op::remove(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const List* old = list_.load(std::memory_order_acquire);
+  auto at = std::find_if(old->impls.begin(), old->impls.end(), [&](const Implementation* i) { return i->name() == name; });
+  if (at == old->impls.end()) throw_bad_value(config_.name + " implementation", std::string(name), "a listed implementation");
+  const DeviceType device = (*at)->properties().device;
+  auto* next = new List{};
+  next->impls = old->impls;
+  next->impls.erase(next->impls.begin() + (at - old->impls.begin()));
+  publish(next, device);  // the removed entry stays alive for readers of the old list
 }
 
 std::span<const Implementation* const> Op::implementations() const {

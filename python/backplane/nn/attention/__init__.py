@@ -12,6 +12,9 @@ import numbers
 from ... import _C, _errors
 from ._registry import (activate_flash_attention_impl, current_flash_attention_impl, list_flash_attention_impls,
                         register_flash_attention_impl, restore_flash_attention_impl)
+# Backplane's counterpart of registering a kernel with PyTorch's dispatcher,
+# for register_fn to call (not in __all__, which mirrors PyTorch's).
+from ._registry import install_flash_attention  # noqa: E402
 
 __all__ = ["SDPBackend", "SDPAParams", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS", "register_flash_attention_impl",
            "activate_flash_attention_impl", "list_flash_attention_impls", "current_flash_attention_impl",

@@ -13,20 +13,27 @@ implementation stays None, as in PyTorch.
 FlashAttention 3 / 4 for Hopper / Blackwell GPUs, which Backplane does not
 ship: activating them raises ModuleNotFoundError naming the missing module.
 
-Names and state only: making an activated implementation join the SDPA
-dispatch list waits for the op framework's registration hook (the handle
-returned by ``register_fn`` is kept and removed as PyTorch keeps it).
-Process-wide, like PyTorch's: activation installs into a dispatcher that all
-threads share.
+What ``register_fn`` installs is real: it calls ``install_flash_attention``
+(Backplane's counterpart of registering a kernel with PyTorch's dispatcher),
+and the function joins the SDPA implementation list as ``flash:<name>``, at
+the front, governed by ``enable_flash_sdp`` and shown by ``explain``; the
+handle it returns takes it out again. Process-wide, like PyTorch's:
+activation installs into a dispatcher that all threads share.
+
+    def register():
+        return install_flash_attention("myfa", my_attention)   # my_attention(q, k, v, attn_mask, dropout_p,
+                                                                #              is_causal, scale, enable_gqa)
+    register_flash_attention_impl("myfa", register_fn=register)
+    activate_flash_attention_impl("myfa")                       # scaled_dot_product_attention now runs it
 """
 
 import logging
 import threading
 
-from ... import _errors
+from ... import _C, _errors
 
 __all__ = ["register_flash_attention_impl", "activate_flash_attention_impl", "list_flash_attention_impls",
-           "current_flash_attention_impl", "restore_flash_attention_impl"]
+           "current_flash_attention_impl", "restore_flash_attention_impl", "install_flash_attention"]
 
 _log = logging.getLogger(__name__)
 _lock = threading.RLock()
@@ -94,6 +101,37 @@ def restore_flash_attention_impl(_raise_warn=True):
         elif _raise_warn:
             _log.warning("Trying to restore default FA2 impl when no custom impl was activated")
         _active = None
+
+
+class _Installed:
+    """The handle of an installed implementation: ``remove()`` takes it out of the SDPA list (once)."""
+
+    def __init__(self, list_name):
+        self.name = list_name
+        self._removed = False
+
+    def remove(self):
+        with _lock:
+            if not self._removed:
+                _C.sdpa_remove_external(self.name)
+                self._removed = True
+
+    def __repr__(self):
+        return f"<flash attention implementation {self.name}{' (removed)' if self._removed else ''}>"
+
+
+def install_flash_attention(name, fn, *, device="cpu", accepts=None):
+    """Installs ``fn`` as the SDPA implementation ``flash:<name>`` for tensors on ``device``; returns a handle.
+
+    ``fn(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)`` gets the call's
+    Tensors (``scale`` already resolved) and returns the output, (..., L, Ev) of the query's dtype, as a
+    Tensor or anything ``asarray`` takes. ``accepts`` (same arguments, returns a bool) may refuse calls;
+    dispatch then moves on to the built-in implementations. The implementation is tried first, under
+    ``enable_flash_sdp``; ``handle.remove()`` (``restore_flash_attention_impl`` calls it) takes it out.
+    """
+    if not isinstance(name, str) or not callable(fn) or (accepts is not None and not callable(accepts)):
+        raise TypeError("install_flash_attention(name: str, fn: callable, *, device='cpu', accepts=None or callable)")
+    return _Installed(_C.sdpa_install_external(name, str(device), fn, accepts))
 
 
 register_flash_attention_impl("FA3", register_fn=_missing_module("FA3", "flash_attn_interface"))
