@@ -41,7 +41,7 @@ void run_with(const Params& p, void (*gemm)(const GemmArgs&)) {
                "cudaMemcpy");
   }
   GemmArgs g;
-  g.dtype = gemm_dtype(p.dtype);
+  g.dtype = p.dtype;
   g.device = p.device.index;
   g.alpha = p.alpha;
   g.beta = p.has_bias() ? p.beta : 0.0;

@@ -30,7 +30,7 @@ constexpr const char* kName = "math:cuda";
 StridedView view_of(const Tensor& t) {
   StridedView v{};
   v.data = const_cast<void*>(t.data());
-  v.type = gemm_dtype(t.dtype());
+  v.type = t.dtype();
   v.ndim = static_cast<int>(t.ndim());
   for (int d = 0; d < v.ndim; ++d) v.sizes[d] = t.size(d), v.strides[d] = t.stride(d);
   return v;

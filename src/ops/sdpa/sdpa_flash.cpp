@@ -13,20 +13,9 @@
 namespace bp::ops::sdpa {
 namespace {
 
-using kernels::cpu::AttnElem;
-
-AttnElem elem_of(DType d) {
-  switch (d) {
-    case DType::f16: return AttnElem::f16;
-    case DType::bf16: return AttnElem::bf16;
-    case DType::f64: return AttnElem::f64;
-    default: return AttnElem::f32;
-  }
-}
-
 void run_flash(const Params& p) {
   kernels::cpu::FlashAttention a;
-  a.elem = elem_of(p.dtype);
+  a.elem = p.dtype;
   a.batch = p.batch;
   a.L = p.L, a.S = p.S, a.E = p.E, a.Ev = p.Ev;
   a.q = attn_operand(p, p.q), a.k = attn_operand(p, p.k), a.v = attn_operand(p, p.v);
