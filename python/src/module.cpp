@@ -13,4 +13,5 @@ NB_MODULE(_C, m) {
   bp::py::bind_plan_cache(m);
   bp::py::bind_dispatch(m);
   bp::py::bind_ops(m);
+  bp::py::bind_opt_einsum(m);
 }

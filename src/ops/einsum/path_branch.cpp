@@ -5,8 +5,17 @@
 // branch ends when it cannot beat the best path found (FLOPs, then the
 // largest intermediate), or when it is 4 times costlier than the best
 // branch seen at the same depth. Over a memory limit a branch ends with
-// one step over everything left. Costs are exact here (opt_einsum
-// estimates a step's inner product from the shared labels only).
+// one step over everything left.
+//
+// opt_einsum ranks and bounds with an estimate of each step's cost (an
+// inner product only when a shared label goes); we search with that
+// estimate and with exact costs and keep the cheaper path, so that ours is
+// never costlier for a difference in bookkeeping. The exhaustive search
+// (every pair, outer products included, no cut-off) is opt_einsum's
+// optimal: "optimal" falls back to it when a memory limit leaves no
+// pairwise path, since it may end a path with one step over what is left.
+// branch-1 and branch-2 finish by re-planning each subtree of up to 4
+// pieces exactly (improve_subtrees).
 
 #include <algorithm>
 #include <limits>
@@ -19,10 +28,17 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kCutoffFactor = 4;
+constexpr int kPolishWindow = 4;
+
+struct Mode {
+  int nbranch = 0;         // 0: all
+  bool estimate = false;   // opt_einsum's cost estimate instead of exact costs
+  bool exhaustive = false; // every pair always, no cut-off (opt_einsum's optimal)
+};
 
 class Branch {
  public:
-  Branch(const Network& net, int nbranch) : net_(net), nbranch_(nbranch), tensors_(net.inputs) {}
+  Branch(const Network& net, Mode mode) : net_(net), mode_(mode), nbranch_(mode.nbranch), tensors_(net.inputs) {}
 
   Path run() {
     std::vector<int> remaining(static_cast<std::size_t>(net_.size()));
@@ -68,12 +84,13 @@ class Branch {
       (either - net_.output).for_each([&](int l) {
         if (count[l] - ki.has(l) - kj.has(l) > 0) k12.add(l);
       });
-      const double flops12 = flop_count(net_, either, !(either - k12).empty(), 2);
+      const LabelSet gone = mode_.estimate ? (ki & kj) - k12 : either - k12;
+      const double flops12 = flop_count(net_, either, !gone.empty(), 2);
       const double size12 = net_.size_of(k12);
       const double new_flops = flops + flops12, new_size = std::max(size, size12);
       if (!better(new_flops, new_size)) return;
       if (new_flops < progress_[depth]) progress_[depth] = new_flops;
-      else if (new_flops > kCutoffFactor * progress_[depth]) return;
+      else if (!mode_.exhaustive && new_flops > kCutoffFactor * progress_[depth]) return;
       if (net_.limited() && size12 > net_.memory_limit) {
         LabelSet all;
         for (int t : remaining) all |= tensors_[t];
@@ -91,7 +108,8 @@ class Branch {
     };
     for (std::size_t a = 0; a < remaining.size(); ++a)
       for (std::size_t b = a + 1; b < remaining.size(); ++b)
-        if (tensors_[remaining[a]].intersects(tensors_[remaining[b]])) assess(remaining[a], remaining[b]);
+        if (mode_.exhaustive || tensors_[remaining[a]].intersects(tensors_[remaining[b]]))
+          assess(remaining[a], remaining[b]);
     if (options.empty() && !ended)  // nothing shares a label: outer products
       for (std::size_t a = 0; a < remaining.size(); ++a)
         for (std::size_t b = a + 1; b < remaining.size(); ++b) assess(remaining[a], remaining[b]);
@@ -112,6 +130,7 @@ class Branch {
   }
 
   const Network& net_;
+  Mode mode_;
   int nbranch_;
   std::vector<LabelSet> tensors_;  // by id: the inputs, then the intermediates of the current branch
   std::vector<double> progress_;   // best FLOPs seen at each depth
@@ -121,8 +140,10 @@ class Branch {
 
 }  // namespace
 
-Path branch_path(const Network& net, int nbranch) {
-  Path p = Branch(net, nbranch).run();
+namespace {
+
+Path search(const Network& net, Mode mode) {
+  Path p = Branch(net, mode).run();
   if (p.empty()) {  // only when every branch hit the cut-off: one step over everything
     std::vector<int> all(static_cast<std::size_t>(net.size()));
     for (int i = 0; i < net.size(); ++i) all[i] = i;
@@ -130,5 +151,18 @@ Path branch_path(const Network& net, int nbranch) {
   }
   return p;
 }
+
+}  // namespace
+
+Path branch_path(const Network& net, int nbranch) {
+  Path exact = search(net, {nbranch, false, false});
+  Path estimated = search(net, {nbranch, true, false});
+  Path best = evaluate(net, estimated).opt_cost < evaluate(net, exact).opt_cost ? estimated : exact;
+  // The few-branch searches commit early; re-planning every small subtree
+  // exactly repairs what that cost them (never costlier).
+  return nbranch == 0 ? best : improve_subtrees(net, best, kPolishWindow);
+}
+
+Path exhaustive_path(const Network& net) { return search(net, {0, false, true}); }
 
 }  // namespace bp::ops::einsum

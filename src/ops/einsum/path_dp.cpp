@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <queue>
 #include <unordered_map>
 
 #include "ops/einsum/paths.h"
@@ -14,11 +15,14 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Every operand in one step: what opt_einsum's optimisers fall back to when
-// a memory limit leaves no pairwise path.
-Path all_at_once(int n) {
-  std::vector<int> all(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) all[i] = i;
+// When a memory limit leaves no pairwise path: opt_einsum's optimal search,
+// which ends a path with one step over what is left, while that is
+// affordable; else every operand in one step.
+constexpr int kExhaustiveMaxOperands = 8;
+Path over_limit(const Network& net) {
+  if (net.size() <= kExhaustiveMaxOperands) return exhaustive_path(net);
+  std::vector<int> all(static_cast<std::size_t>(net.size()));
+  for (int i = 0; i < net.size(); ++i) all[i] = i;
   return {all};
 }
 
@@ -51,7 +55,7 @@ int build(Tree& t, uint64_t set, const Lookup& entry) {
 // All subsets, outer products included: 3^n joins, exact.
 Path optimal_path(const Network& net) {
   const int n = net.size();
-  if (n > kOptimalMaxOperands) return dp_path(net).value_or(all_at_once(n));
+  if (n > kOptimalMaxOperands) return dp_path(net).value_or(over_limit(net));
   const Leaves lv(net);
   const std::size_t count = std::size_t{1} << n;
   std::vector<LabelSet> unite(count), idx(count);
@@ -77,7 +81,7 @@ Path optimal_path(const Network& net) {
       if (cost < best.cost) best = {cost, idx[s], a, j.reduce_a, j.reduce_b};
     }
   }
-  if (table[all].cost == kInf) return all_at_once(n);
+  if (table[all].cost == kInf) return over_limit(net);
   Tree t;
   t.root = build(t, all, [&](uint64_t s) -> const Entry& { return table[s]; });
   return tree_to_path(t, n);
@@ -85,108 +89,99 @@ Path optimal_path(const Network& net) {
 
 namespace {
 
-// DPccp over the connected parts of the network: every pair of disjoint
-// connected sets joined by a label the output lacks, each pair once, in an
-// order where both sides are final before their union is used.
-class Ccp {
+// Dynamic programming over the connected sets of one connected part, best
+// first. A set's cheapest plan joins the cheapest plans of two disjoint
+// sets that share a label the output lacks (no outer products inside a
+// part: Pfeifer, Haegeman and Verstraete 2014, as opt_einsum's dp). Plans
+// come off a queue cheapest first (Knuth's generalisation of Dijkstra's
+// algorithm): a join costs at least nothing, so a set's first plan off the
+// queue is its cheapest, and the search stops when the whole part comes
+// off. Only sets cheaper than the answer are ever made, which is what
+// opt_einsum's growing cost cap approximates with repeated passes.
+class BestFirst {
  public:
-  Ccp(const Network& net, const Leaves& lv, int64_t budget) : net_(net), lv_(lv), budget_(budget) {
-    for (int i = 0; i < net.size(); ++i) table_[uint64_t{1} << i] = {0, lv.idx(uint64_t{1} << i), 0, false, false};
-  }
-  // Solves the connected part `part`; false when the budget ran out.
-  bool solve(uint64_t part) {
-    for (int i = 63; i >= 0; --i) {
-      const uint64_t v = uint64_t{1} << i;
-      if (!(part & v)) continue;
-      if (!emit_csg(v) || !csg_rec(v, below(i) | v)) return false;
+  BestFirst(const Network& net, const Leaves& lv, uint64_t part, int64_t budget, int64_t& spent)
+      : net_(net), lv_(lv), part_(part), budget_(budget), spent_(spent), by_operand_(64) {
+    for (uint64_t s = part; s; s &= s - 1) {
+      const uint64_t v = s & (~s + 1);
+      push({0, lv.idx(v), 0, false, false}, v);
     }
-    return true;
   }
-  const Entry* find(uint64_t set) const {
-    auto it = table_.find(set);
-    return it == table_.end() ? nullptr : &it->second;
+
+  // false when the budget ran out; found() says whether a plan exists.
+  bool solve() {
+    while (!queue_.empty()) {
+      const Item top = queue_.top();
+      queue_.pop();
+      if (final_.count(top.set)) continue;  // a cheaper plan came first
+      const std::size_t at = done_.size();
+      final_.emplace(top.set, at);
+      done_.push_back({top.set, top.entry});
+      if (top.set == part_) return true;
+      const uint64_t nb = lv_.neighbours(top.set);
+      for (uint64_t vs = nb; vs; vs &= vs - 1) {
+        const int v = std::countr_zero(vs);
+        for (std::size_t other : by_operand_[v]) {
+          const uint64_t t = done_[other].first;
+          // Each final partner once: through the lowest operand it shares a label with.
+          if ((t & top.set) || std::countr_zero(t & nb) != v) continue;
+          if (budget_ > 0 && ++spent_ > budget_) return false;
+          join(at, other);
+        }
+      }
+      for (uint64_t s = top.set; s; s &= s - 1) by_operand_[std::countr_zero(s)].push_back(at);
+    }
+    return true;  // the memory limit left the part without a plan
   }
+  bool found() const { return final_.count(part_) != 0; }
+  const Entry& entry(uint64_t set) const { return done_[final_.at(set)].second; }
 
  private:
-  static uint64_t below(int i) { return i == 0 ? 0 : (i >= 64 ? ~uint64_t{0} : (uint64_t{1} << i) - 1); }
-  static uint64_t up_to(uint64_t set) { return below(std::countr_zero(set)) | (set & (~set + 1)); }
+  struct Item {
+    double cost;
+    uint64_t set;
+    Entry entry;
+    bool operator>(const Item& o) const { return cost > o.cost; }
+  };
 
-  bool csg_rec(uint64_t s1, uint64_t x) {
-    const uint64_t nb = lv_.neighbours(s1) & ~x;
-    if (!nb) return true;
-    for (uint64_t s = nb; s; s = (s - 1) & nb)
-      if (!emit_csg(s1 | s)) return false;
-    for (uint64_t s = nb; s; s = (s - 1) & nb)
-      if (!csg_rec(s1 | s, x | nb)) return false;
-    return true;
-  }
-  bool emit_csg(uint64_t s1) {
-    const uint64_t x = s1 | up_to(s1);
-    const uint64_t nb = lv_.neighbours(s1) & ~x;
-    for (int i = 63; i >= 0; --i) {
-      const uint64_t v = uint64_t{1} << i;
-      if (!(nb & v)) continue;
-      if (!join(s1, v) || !cmp_rec(s1, v, x | (nb & (below(i) | v)))) return false;
+  void push(const Entry& e, uint64_t set) {
+    auto [it, fresh] = best_.emplace(set, e.cost);
+    if (!fresh) {
+      if (e.cost >= it->second) return;
+      it->second = e.cost;
     }
-    return true;
+    queue_.push({e.cost, set, e});
   }
-  bool cmp_rec(uint64_t s1, uint64_t s2, uint64_t x) {
-    const uint64_t nb = lv_.neighbours(s2) & ~x;
-    if (!nb) return true;
-    for (uint64_t s = nb; s; s = (s - 1) & nb)
-      if (!join(s1, s2 | s)) return false;
-    for (uint64_t s = nb; s; s = (s - 1) & nb)
-      if (!cmp_rec(s1, s2 | s, x | nb)) return false;
-    return true;
-  }
-  bool join(uint64_t a, uint64_t b) {
-    if (budget_ > 0 && ++joins_ > budget_) return false;
-    const Entry* ea = find(a);
-    const Entry* eb = find(b);
-    if (!ea || !eb) return true;  // a side over the memory limit
-    const uint64_t s = a | b;
-    const LabelSet result = lv_.keep(s, ea->idx | eb->idx);
-    if (too_big(net_, s, lv_.all(), result)) return true;
-    const Join j = pair_cost(lv_, a, ea->idx, b, eb->idx, result);
-    const double cost = ea->cost + eb->cost + j.cost;
-    Entry& e = table_[s];  // may rehash: ea/eb are not used after this
-    if (cost < e.cost) e = {cost, result, a, j.reduce_a, j.reduce_b};
-    return true;
+
+  void join(std::size_t ia, std::size_t ib) {
+    const uint64_t a = done_[ia].first, b = done_[ib].first, s = a | b;
+    const Entry& ea = done_[ia].second;
+    const Entry& eb = done_[ib].second;
+    const LabelSet result = lv_.keep(s, ea.idx | eb.idx);
+    if (too_big(net_, s, lv_.all(), result)) return;
+    const Join j = pair_cost(lv_, a, ea.idx, b, eb.idx, result);
+    push({ea.cost + eb.cost + j.cost, result, a, j.reduce_a, j.reduce_b}, s);
   }
 
   const Network& net_;
   const Leaves& lv_;
-  int64_t budget_, joins_ = 0;
-  std::unordered_map<uint64_t, Entry> table_;
+  uint64_t part_;
+  int64_t budget_;
+  int64_t& spent_;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue_;
+  std::unordered_map<uint64_t, double> best_;          // the cheapest plan queued per set
+  std::vector<std::pair<uint64_t, Entry>> done_;       // final plans, in the order found
+  std::unordered_map<uint64_t, std::size_t> final_;    // set -> its final plan
+  std::vector<std::vector<std::size_t>> by_operand_;   // final plans holding each operand
 };
 
 }  // namespace
 
-std::optional<Path> dp_path(const Network& net_in, int64_t budget) {
-  const int n = net_in.size();
+std::optional<Path> dp_path(const Network& net, int64_t budget) {
+  const int n = net.size();
   if (n > kMaxSetOperands) return std::nullopt;
-  // DPccp wants the operands of each connected part numbered breadth first
-  // (Moerkotte & Neumann): search a renumbered copy, then map back.
-  std::vector<int> order;  // order[new] = old
-  {
-    const Leaves lv0(net_in);
-    uint64_t seen = 0;
-    for (int root = 0; root < n; ++root) {
-      if (seen & (uint64_t{1} << root)) continue;
-      std::size_t head = order.size();
-      order.push_back(root);
-      seen |= uint64_t{1} << root;
-      for (; head < order.size(); ++head) {
-        const uint64_t nb = lv0.neighbours(uint64_t{1} << order[head]) & ~seen;
-        for (uint64_t s = nb; s; s &= s - 1) order.push_back(std::countr_zero(s));
-        seen |= nb;
-      }
-    }
-  }
-  Network net = net_in;
-  for (int i = 0; i < n; ++i) net.inputs[i] = net_in.inputs[order[i]];
   const Leaves lv(net);
-  // The connected parts (consecutive in the new numbering), each solved on its own.
+  // The connected parts (joined by labels the output lacks), each solved on its own.
   std::vector<uint64_t> parts;
   uint64_t seen = 0;
   for (int i = 0; i < n; ++i) {
@@ -196,13 +191,14 @@ std::optional<Path> dp_path(const Network& net_in, int64_t budget) {
     seen |= part;
     parts.push_back(part);
   }
-  Ccp ccp(net, lv, budget);
+  int64_t spent = 0;
   Tree t;
   std::vector<std::pair<double, int>> roots;  // (result size, node)
   for (uint64_t part : parts) {
-    if (!ccp.solve(part)) return std::nullopt;
-    if (!ccp.find(part)) return all_at_once(n);  // the memory limit leaves no path
-    const int node = build(t, part, [&](uint64_t s) -> const Entry& { return *ccp.find(s); });
+    BestFirst dp(net, lv, part, budget, spent);
+    if (!dp.solve()) return std::nullopt;
+    if (!dp.found()) return over_limit(net);  // the memory limit leaves no pairwise path
+    const int node = build(t, part, [&](uint64_t s) -> const Entry& { return dp.entry(s); });
     roots.emplace_back(net.size_of(lv.idx(part)), node);
   }
   // The parts meet in outer products, smallest result first (as opt_einsum).
@@ -215,11 +211,6 @@ std::optional<Path> dp_path(const Network& net_in, int64_t budget) {
     acc = static_cast<int>(t.nodes.size()) - 1;
   }
   t.root = acc;
-  for (Tree::Node& node : t.nodes) {  // back to the caller's numbering
-    uint64_t mapped = 0;
-    for (uint64_t s = node.set; s; s &= s - 1) mapped |= uint64_t{1} << order[std::countr_zero(s)];
-    node.set = mapped;
-  }
   return tree_to_path(t, n);
 }
 

@@ -13,8 +13,7 @@
 
 #include <algorithm>
 #include <queue>
-#include <unordered_map>
-#include <unordered_set>
+#include <cstdint>
 
 #include "ops/einsum/paths.h"
 #include "ops/einsum/tree.h"
@@ -34,12 +33,71 @@ struct Candidate {
   }
 };
 
+// The operands left, by label set (at most one per set: equal sets are
+// multiplied at once), in an open-addressing table: the search does a few
+// lookups per step and allocating a node per operand would cost more.
+class Remaining {
+ public:
+  explicit Remaining(std::size_t most) {
+    std::size_t cap = 16;
+    while (cap < 4 * most) cap *= 2;
+    keys_.resize(cap);
+    ids_.assign(cap, kEmpty);
+  }
+  // The operand id holding `key`, or -1.
+  int find(LabelSet key) const {
+    for (std::size_t i = home(key);; i = (i + 1) & (keys_.size() - 1)) {
+      if (ids_[i] == kEmpty) return -1;
+      if (ids_[i] >= 0 && keys_[i] == key) return ids_[i];
+    }
+  }
+  void set(LabelSet key, int id) {  // insert or overwrite
+    std::size_t free = SIZE_MAX;
+    for (std::size_t i = home(key);; i = (i + 1) & (keys_.size() - 1)) {
+      if (ids_[i] == kEmpty) {
+        const std::size_t at = free != SIZE_MAX ? free : i;
+        keys_[at] = key, ids_[at] = id;
+        ++size_;
+        return;
+      }
+      if (ids_[i] == kGone && free == SIZE_MAX) free = i;
+      if (ids_[i] >= 0 && keys_[i] == key) {
+        ids_[i] = id;
+        return;
+      }
+    }
+  }
+  void erase(LabelSet key) {
+    for (std::size_t i = home(key);; i = (i + 1) & (keys_.size() - 1)) {
+      if (ids_[i] == kEmpty) return;
+      if (ids_[i] >= 0 && keys_[i] == key) {
+        ids_[i] = kGone;
+        --size_;
+        return;
+      }
+    }
+  }
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if (ids_[i] >= 0) fn(keys_[i], ids_[i]);
+  }
+
+ private:
+  static constexpr int kEmpty = -1, kGone = -2;
+  std::size_t home(LabelSet key) const { return LabelSetHash{}(key) & (keys_.size() - 1); }
+  std::vector<LabelSet> keys_;
+  std::vector<int> ids_;
+  std::size_t size_ = 0;
+};
+
 class Greedy {
  public:
-  explicit Greedy(const Network& net) : net_(net), dims_(kMaxLabels) {
+  explicit Greedy(const Network& net) : net_(net), remaining_(2 * net.inputs.size() + 1), dims_(kMaxLabels) {
     LabelSet common = net.inputs[0];
     for (LabelSet s : net.inputs) common &= s;
     output_ = net.output | common;
+    queue_.reserve(4 * net.inputs.size());
   }
 
   std::vector<std::vector<int>> run() {
@@ -47,65 +105,79 @@ class Greedy {
     next_id_ = n;
     for (int i = 0; i < n; ++i) {  // Hadamard products of equal label sets
       const LabelSet key = net_.inputs[i];
-      auto it = remaining_.find(key);
-      if (it != remaining_.end()) {
-        ssa_.push_back({it->second, i});
-        it->second = next_id_++;
+      const int have = remaining_.find(key);
+      if (have >= 0) {
+        ssa_.push_back({have, i});
+        remaining_.set(key, next_id_++);
       } else {
-        remaining_.emplace(key, i);
+        remaining_.set(key, i);
       }
     }
-    for (const auto& [key, id] : remaining_) (key - output_).for_each([&](int l) { dims_[l].insert(key); });
+    remaining_.for_each([&](LabelSet key, int) { (key - output_).for_each([&](int l) { dims_[l].push_back(key); }); });
     for (int l = 0; l < kMaxLabels; ++l) update_ref_count(l);
     for (int l = 0; l < kMaxLabels; ++l) {
-      if (dims_[l].size() < 2) continue;
-      std::vector<LabelSet> keys(dims_[l].begin(), dims_[l].end());
-      std::sort(keys.begin(), keys.end(), [&](LabelSet a, LabelSet b) { return remaining_[a] < remaining_[b]; });
-      for (std::size_t i = 0; i + 1 < keys.size(); ++i)
-        push_best(keys[i], std::vector<LabelSet>(keys.begin() + static_cast<long>(i) + 1, keys.end()));
+      std::vector<LabelSet>& keys = dims_[l];
+      if (keys.size() < 2) continue;
+      std::vector<LabelSet> sorted = keys;
+      std::sort(sorted.begin(), sorted.end(),
+                [&](LabelSet a, LabelSet b) { return remaining_.find(a) < remaining_.find(b); });
+      for (std::size_t i = 0; i + 1 < sorted.size(); ++i)
+        push_best(sorted[i], sorted.data() + i + 1, sorted.size() - i - 1);
     }
+    std::vector<LabelSet> partners;
     while (!queue_.empty()) {
-      const Candidate c = queue_.top();
-      queue_.pop();
-      auto i1 = remaining_.find(c.k1), i2 = remaining_.find(c.k2);
-      if (i1 == remaining_.end() || i2 == remaining_.end()) continue;  // obsolete
-      const int id1 = i1->second, id2 = i2->second;
-      remaining_.erase(i1);
-      remaining_.erase(remaining_.find(c.k2));
-      (c.k1 - output_).for_each([&](int l) { dims_[l].erase(c.k1); });
-      (c.k2 - output_).for_each([&](int l) { dims_[l].erase(c.k2); });
+      std::pop_heap(queue_.begin(), queue_.end(), std::greater<>());
+      const Candidate c = queue_.back();
+      queue_.pop_back();
+      const int id1 = remaining_.find(c.k1), id2 = remaining_.find(c.k2);
+      if (id1 < 0 || id2 < 0) continue;  // obsolete
+      remaining_.erase(c.k1);
+      remaining_.erase(c.k2);
+      (c.k1 - output_).for_each([&](int l) { drop(l, c.k1); });
+      (c.k2 - output_).for_each([&](int l) { drop(l, c.k2); });
       ssa_.push_back({id1, id2});
       const int made = next_id_++;
-      auto same = remaining_.find(c.k12);
-      if (same != remaining_.end()) {  // equal label sets meet at once
-        ssa_.push_back({same->second, made});
-        same->second = next_id_++;
+      const int same = remaining_.find(c.k12);
+      if (same >= 0) {  // equal label sets meet at once
+        ssa_.push_back({same, made});
+        remaining_.set(c.k12, next_id_++);
       } else {
-        (c.k12 - output_).for_each([&](int l) { dims_[l].insert(c.k12); });
-        remaining_.emplace(c.k12, made);
+        (c.k12 - output_).for_each([&](int l) { dims_[l].push_back(c.k12); });
+        remaining_.set(c.k12, made);
       }
       (c.k1 | (c.k2 - output_)).for_each([&](int l) { update_ref_count(l); });
-      std::unordered_set<LabelSet, LabelSetHash> partners;
-      c.k12.for_each([&](int l) { partners.insert(dims_[l].begin(), dims_[l].end()); });
-      partners.erase(c.k12);
-      if (!partners.empty()) push_best(c.k12, std::vector<LabelSet>(partners.begin(), partners.end()));
+      partners.clear();
+      c.k12.for_each([&](int l) {
+        for (LabelSet k : dims_[l])
+          if (!(k == c.k12) && std::find(partners.begin(), partners.end(), k) == partners.end()) partners.push_back(k);
+      });
+      if (!partners.empty()) push_best(c.k12, partners.data(), partners.size());
     }
     outer_products();
     return ssa_;
   }
 
  private:
+  void drop(int l, LabelSet key) {
+    std::vector<LabelSet>& keys = dims_[l];
+    auto it = std::find(keys.begin(), keys.end(), key);
+    if (it != keys.end()) {
+      *it = keys.back();
+      keys.pop_back();
+    }
+  }
+
   void update_ref_count(int l) {
     const std::size_t count = dims_[l].size();
     if (count >= 2) ref2_.add(l); else ref2_.remove(l);
     if (count >= 3) ref3_.add(l); else ref3_.remove(l);
   }
 
-  Candidate candidate(LabelSet k1, LabelSet k2) {
+  Candidate candidate(LabelSet k1, LabelSet k2) const {
     const LabelSet either = k1 | k2, two = k1 & k2, one = either - two;
     const LabelSet k12 = (either & output_) | (two & ref3_) | (one & ref2_);
     const double cost = net_.size_of(k12) - net_.size_of(k1) - net_.size_of(k2);
-    int id1 = remaining_[k1], id2 = remaining_[k2];
+    int id1 = remaining_.find(k1), id2 = remaining_.find(k2);
     if (id1 > id2) {
       std::swap(k1, k2);
       std::swap(id1, id2);
@@ -113,13 +185,14 @@ class Greedy {
     return {cost, id2, id1, k1, k2, k12};
   }
 
-  void push_best(LabelSet k1, const std::vector<LabelSet>& k2s) {
+  void push_best(LabelSet k1, const LabelSet* k2s, std::size_t count) {
     Candidate best = candidate(k1, k2s[0]);
-    for (std::size_t i = 1; i < k2s.size(); ++i) {
+    for (std::size_t i = 1; i < count; ++i) {
       Candidate c = candidate(k1, k2s[i]);
       if (best > c) best = c;
     }
-    queue_.push(best);
+    queue_.push_back(best);
+    std::push_heap(queue_.begin(), queue_.end(), std::greater<>());
   }
 
   // What is left shares no label but output ones: outer products, smallest first.
@@ -131,7 +204,7 @@ class Greedy {
       bool operator>(const Item& o) const { return size != o.size ? size > o.size : id > o.id; }
     };
     std::priority_queue<Item, std::vector<Item>, std::greater<>> q;
-    for (const auto& [key, id] : remaining_) q.push({net_.size_of(key & output_), id, key});
+    remaining_.for_each([&](LabelSet key, int id) { q.push({net_.size_of(key & output_), id, key}); });
     Item a = q.top();
     q.pop();
     while (!q.empty()) {
@@ -147,9 +220,9 @@ class Greedy {
 
   const Network& net_;
   LabelSet output_, ref2_, ref3_;
-  std::unordered_map<LabelSet, int, LabelSetHash> remaining_;
-  std::vector<std::unordered_set<LabelSet, LabelSetHash>> dims_;  // per label: the operands holding it
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue_;
+  Remaining remaining_;
+  std::vector<std::vector<LabelSet>> dims_;  // per label: the operands holding it (their label sets)
+  std::vector<Candidate> queue_;             // a heap
   std::vector<std::vector<int>> ssa_;
   int next_id_ = 0;
 };

@@ -9,9 +9,9 @@
 //               included: dynamic programming over all subsets
 //               (path_dp.cpp); beyond kOptimalMaxOperands, "dp"
 //   dp          the cheapest path without outer products inside a
-//               connected part of the network (Pfeifer et al. 2014),
-//               enumerated as connected-subgraph/complement pairs (DPccp,
-//               Moerkotte & Neumann 2006) (path_dp.cpp)
+//               connected part of the network: dynamic programming over
+//               connected sets under a growing cost cap (Pfeifer et al.
+//               2014, as opt_einsum's dp) (path_dp.cpp)
 //   branch-N    depth-first branch and bound over the N most promising
 //               pairs at each step, all of them for branch-all (path_branch.cpp)
 //   auto        by operand count, as opt_einsum's auto, but never worse
@@ -53,6 +53,9 @@ Path optimal_path(const Network& net);                       // all subsets (<= 
 // pairs considered) runs out first.
 std::optional<Path> dp_path(const Network& net, int64_t budget = 0);
 Path branch_path(const Network& net, int nbranch);           // nbranch 0: all
+// Every pair order, ending a path with one step over the rest where the
+// memory limit forbids a pair (opt_einsum's optimal; factorial).
+Path exhaustive_path(const Network& net);
 Found auto_path(const Network& net);
 // Re-plans every subtree of up to `window` pieces of `path` optimally; never costlier.
 Path improve_subtrees(const Network& net, const Path& path, int window);

@@ -37,7 +37,7 @@ Join pair_cost(const Leaves& leaves, uint64_t a, LabelSet a_idx, uint64_t b, Lab
     double pre;
   };
   auto ways = [&](uint64_t set, LabelSet reduced, Way out[2]) {
-    if (std::popcount(set) != 1) {
+    if (set & (set - 1)) {  // more than one operand
       out[0] = {reduced, 0};
       return 1;
     }
