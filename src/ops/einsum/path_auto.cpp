@@ -5,8 +5,9 @@
 // branch-all up to 6, branch-2 up to 8, branch-1 up to 14, greedy
 // beyond). Native searches are cheap enough to do better at the same
 // speed: up to 4 operands the exact optimum; beyond, that same choice,
-// then dp within a budget of joins, or, where dp would take too long,
-// greedy with every subtree of up to kWindow pieces re-planned exactly;
+// then dp within a budget of joins (up to 24 operands), or, where dp would
+// take too long, that path with every subtree of up to kWindow pieces
+// re-planned exactly, the costliest joins opened up first;
 // the cheapest path wins. So auto is never costlier than opt_einsum's
 // auto, and matches dp wherever dp fits the budget.
 
@@ -20,7 +21,8 @@
 namespace bp::ops::einsum {
 namespace {
 
-constexpr int64_t kDpBudget = 20000;  // joins: about a millisecond
+constexpr int64_t kDpBudget = 4000;  // joins: a few hundred microseconds
+constexpr int kDpMaxOperands = 24;   // beyond, dp rarely fits the budget: go straight to re-planning
 constexpr int kWindow = 6;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -35,14 +37,18 @@ double node_cost(const Leaves& lv, const Tree& t, int v) {
 // Re-plans the region below node v, cut at up to `window` pieces; true when it got cheaper.
 bool replan(const Leaves& lv, Tree& t, int v, int window) {
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
+  // Open up the costliest join below first: that is where re-planning pays.
+  std::vector<double> join_cost;
+  for (int u : pieces) join_cost.push_back(t.nodes[u].left >= 0 ? node_cost(lv, t, u) : -1);
   while (static_cast<int>(pieces.size()) < window) {
     int widest = -1;
     for (std::size_t i = 0; i < pieces.size(); ++i)
-      if (t.nodes[pieces[i]].left >= 0 &&
-          (widest < 0 || std::popcount(t.nodes[pieces[i]].set) > std::popcount(t.nodes[pieces[widest]].set)))
-        widest = static_cast<int>(i);
+      if (join_cost[i] >= 0 && (widest < 0 || join_cost[i] > join_cost[widest])) widest = static_cast<int>(i);
     if (widest < 0) break;
     const int u = pieces[widest];
+    const int l = t.nodes[u].left, r = t.nodes[u].right;
+    join_cost[widest] = t.nodes[l].left >= 0 ? node_cost(lv, t, l) : -1;
+    join_cost.push_back(t.nodes[r].left >= 0 ? node_cost(lv, t, r) : -1);
     region.push_back(u);
     pieces[widest] = t.nodes[u].left;
     pieces.push_back(t.nodes[u].right);
@@ -134,7 +140,9 @@ Found auto_path(const Network& net) {
     const double c = cost_of(net, p);
     if (c < best_cost) best = {std::move(p), std::move(how)}, best_cost = c;
   };
-  if (std::optional<Path> dp = dp_path(net, kDpBudget)) {
+  std::optional<Path> dp;
+  if (n <= kDpMaxOperands) dp = dp_path(net, kDpBudget);
+  if (dp) {
     consider(std::move(*dp), "dp");
   } else {
     const Path start = best.path;
