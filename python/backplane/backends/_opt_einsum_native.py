@@ -61,14 +61,12 @@ def _label(v):
 def _from_sublists(first, rest):
     """opt_einsum's interleaved form (op, sublist, op, sublist, ..., [output]) as (equation, operands)."""
     items = (first,) + tuple(rest)
-    operands, terms = list(items[0::2]), ["".join(_label(v) for v in s) for s in items[1::2]]
     output = None
-    if len(operands) > len(terms):  # no trailing operand without a sublist
-        raise _errors.bad_value("contract_path", f"{len(operands)} operands and {len(terms)} sublists",
-                                "a sublist after every operand")
-    if len(terms) > len(operands):
-        output = terms.pop()
-    return ",".join(terms) + ("" if output is None else "->" + output), operands
+    if len(items) % 2:
+        output, items = items[-1], items[:-1]
+    operands, terms = list(items[0::2]), ["".join(_label(v) for v in s) for s in items[1::2]]
+    eq = ",".join(terms)
+    return (eq if output is None else eq + "->" + "".join(_label(v) for v in output)), operands
 
 
 def _shape(x, shapes):
