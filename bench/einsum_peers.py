@@ -86,7 +86,10 @@ def random_network(n, seed):
 
 def path_search():
     print("path search: ms per network (mean of best-of-%d), cost relative to opt_einsum's path" % args.repeat)
-    print(f"  {'n':>3} {'strategy':<11} {'backplane ms':>13} {'opt_einsum ms':>14} {'speedup':>9} {'cost ratio':>11}")
+    print("  (backplane: contract_path from Python, report included; opt_einsum: its contract_path, and its bare")
+    print("   path function alone, without parsing or report)")
+    print(f"  {'n':>3} {'strategy':<11} {'backplane ms':>13} {'opt_einsum ms':>14} {'speedup':>9} "
+          f"{'bare fn ms':>11} {'speedup':>9} {'cost ratio':>11}")
     native.set_cache_max_size(0)  # every search runs
     try:
         for n in args.operands:
@@ -95,21 +98,26 @@ def path_search():
             if n > 24:
                 strategies.remove("dp")  # seconds in opt_einsum, and in ours too on dense networks
             for s in strategies:
-                ours = theirs = 0.0
+                ours = theirs = bare = 0.0
                 ratios = []
                 for seed in range(args.networks):
                     eq, shapes = random_network(n, seed)
                     ours += best_ms(lambda: native.contract_path(eq, *shapes, optimize=s))
                     if opt_einsum is not None:
                         theirs += best_ms(lambda: opt_einsum.contract_path(eq, *shapes, optimize=s, shapes=True))
+                        lhs, out = eq.split("->")
+                        inputs = [frozenset(t) for t in lhs.split(",")]
+                        sizes = {c: d for t, sh in zip(lhs.split(","), shapes) for c, d in zip(t, sh)}
+                        fn = opt_einsum.paths.get_path_fn(s)
+                        bare += best_ms(lambda: fn(inputs, frozenset(out), sizes, None))
                         ratios.append(native.contract_path(eq, *shapes, optimize=s)[1].opt_cost /
                                       float(opt_einsum.contract_path(eq, *shapes, optimize=s, shapes=True)[1].opt_cost))
                 k = args.networks
                 if opt_einsum is None:
-                    print(f"  {n:>3} {s:<11} {ours / k:>13.3f} {'-':>14} {'-':>9} {'-':>11}")
+                    print(f"  {n:>3} {s:<11} {ours / k:>13.3f} {'-':>14} {'-':>9} {'-':>11} {'-':>9} {'-':>11}")
                 else:
                     print(f"  {n:>3} {s:<11} {ours / k:>13.3f} {theirs / k:>14.3f} {theirs / ours:>8.1f}x "
-                          f"{max(ratios):>10.3f}")
+                          f"{bare / k:>11.3f} {bare / ours:>8.1f}x {max(ratios):>10.3f}")
             if n <= 24:  # auto against dp's cost
                 worst = max(native.contract_path(*(lambda e: (e[0], *e[1]))(random_network(n, seed)), optimize="auto")[1].opt_cost /
                             native.contract_path(*(lambda e: (e[0], *e[1]))(random_network(n, seed)), optimize="dp")[1].opt_cost
