@@ -301,6 +301,10 @@ struct OpConfig {
   std::optional<AutotuneFlags> autotune[2];
   // Op-level notes for explain (precision knobs that change nothing here, ...).
   std::function<std::vector<std::string>(const Problem&)> notes;
+  // Notes that need the call's parameters (the params explain receives):
+  // einsum's contraction path and the matmul decision of each step. They
+  // follow `notes`; they must not run the call.
+  std::function<std::vector<std::string>(const Problem&, const void* params)> call_notes;
   // Optional run-time order (sdpa on CUDA follows cuda.sdp_priority_order):
   // the rank of an implementation for a problem; the list is stably sorted
   // by it before the preferred library moves first. `rank_reads` are the

@@ -17,6 +17,7 @@
 // separate library registers with BP_OP_PLUGIN and is loaded through
 // BACKPLANE_OP_PLUGINS.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -51,7 +52,7 @@ struct ArgSpec {
   std::optional<ArgValue> default_value;   // nullopt: required
   std::vector<std::string> choices;        // the strings it takes (empty: any string, if it takes strings)
   std::string doc;
-  bool variadic = false;                   // takes every remaining positional argument (tensors)
+  bool variadic = false;                   // takes every remaining positional argument (Note [Variadic arguments])
   bool keyword_only = false;
   // "Tensor or None", "int or tuple of ints or one of 'same', 'valid'".
   std::string type_text() const;
@@ -62,6 +63,8 @@ namespace arg {
 ArgSpec tensor(std::string name, std::string doc = "");
 ArgSpec optional_tensor(std::string name, std::string doc = "");          // default None
 ArgSpec tensors(std::string name, std::string doc = "");                  // variadic
+// Variadic, taking tuples of ints as well as tensors (einsum's sublists).
+ArgSpec tensors_or_ints(std::string name, std::string doc = "");
 ArgSpec integer(std::string name, int64_t fallback, std::string doc = "");
 ArgSpec integers(std::string name, std::vector<int64_t> fallback, std::string doc = "");  // an int or a tuple
 ArgSpec real(std::string name, double fallback, std::string doc = "");    // ints are taken too
@@ -73,18 +76,33 @@ ArgSpec keyword_only(ArgSpec spec);
 
 struct EntrySpec;
 
+// Note [Variadic arguments]
+// A variadic argument (arg::tensors, arg::tensors_or_ints) takes every
+// positional value after the fixed ones, in order. Its bound value is the
+// sequence of tensors (Args::tensors); an argument made with
+// tensors_or_ints also takes tuples of ints, and Args::sequence gives
+// every value in order, tensors and tuples alike. In a tuple bound from
+// Python, `...` (Ellipsis) arrives as kEllipsis (einsum's sublist form uses
+// it). C++ callers and shape forms may pass the whole sequence by the
+// argument's name, as a `tensors` value ({"operands", std::vector<Tensor>{...}});
+// Python, where a *args parameter has no keyword, never does.
+inline constexpr int64_t kEllipsis = INT64_MIN;
+
 // One call's arguments, bound to an entry's declaration (every argument
 // present, defaults filled in, kinds checked). The accessors are for the
 // entry's own prepare(): asking for an undeclared name or the wrong kind is
 // a bug in the op and raises RuntimeError.
 class Args {
  public:
-  Args(const EntrySpec& entry, std::vector<ArgValue> values);
+  // `sequence`: the values of the variadic argument, in order (Note [Variadic arguments]).
+  Args(const EntrySpec& entry, std::vector<ArgValue> values, std::vector<ArgValue> sequence = {});
   const EntrySpec& entry() const { return *entry_; }
   const ArgValue& operator[](std::string_view name) const;
   bool is_none(std::string_view name) const;
   Tensor tensor(std::string_view name) const;  // an undefined Tensor for None
   const std::vector<Tensor>& tensors(std::string_view name) const;
+  // Every value of the variadic argument `name`, tensors and tuples of ints alike.
+  const std::vector<ArgValue>& sequence(std::string_view name) const;
   int64_t integer(std::string_view name) const;
   std::vector<int64_t> integers(std::string_view name) const;  // an int as a one-element tuple
   double real(std::string_view name) const;                    // an int widened
@@ -95,6 +113,7 @@ class Args {
  private:
   const EntrySpec* entry_;
   std::vector<ArgValue> values_;
+  std::vector<ArgValue> sequence_;
 };
 
 // ---------------------------------------------------------------- calls
@@ -146,8 +165,9 @@ Args bind(const EntrySpec& entry, std::vector<ArgValue> positional,
 // A command-line value for an argument: "none"; a tensor as its shape
 // "2x3", with ":f16" (dtype) and ":T" (stored transposed: "2x3:T" is the .T
 // view of a 3x2 tensor) suffixes, "8" for a 1-D tensor and "scalar" for a
-// 0-D one; "2,1" for a tuple; numbers; "true"/"false"; strings. `dtype`/`device` are the
-// tensors' defaults. ValueError naming the argument and its type.
+// 0-D one; "2,1" for a tuple; numbers; "true"/"false"; strings; for a
+// variadic argument, its tensors joined with ',' ("2x3,3x4"). `dtype`/`device`
+// are the tensors' defaults. ValueError naming the argument and its type.
 ArgValue parse_value(const ArgSpec& spec, std::string_view text, DType dtype, Device device);
 
 // ---------------------------------------------------------------- shape forms, bench

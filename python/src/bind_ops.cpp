@@ -68,11 +68,17 @@ std::optional<ArgValue> natural(nb::handle h) {
   return std::nullopt;
 }
 
-// A tuple or list of ints (for an argument that takes a tuple of ints).
-std::optional<ArgValue> ints(nb::handle h) {
+// A tuple or list of ints (for an argument that takes a tuple of ints);
+// with `ellipsis`, `...` items become ops::kEllipsis (Note [Variadic
+// arguments] in backplane/op_spec.h).
+std::optional<ArgValue> ints(nb::handle h, bool ellipsis = false) {
   if (!PyTuple_Check(h.ptr()) && !PyList_Check(h.ptr())) return std::nullopt;
   std::vector<int64_t> out;
   for (nb::handle item : h) {
+    if (ellipsis && item.ptr() == Py_Ellipsis) {
+      out.push_back(ops::kEllipsis);
+      continue;
+    }
     auto v = natural(item);
     if (!v || ops::kind_of(*v) != ArgKind::integer) return std::nullopt;
     out.push_back(std::get<int64_t>(*v));
@@ -83,7 +89,7 @@ std::optional<ArgValue> ints(nb::handle h) {
 ArgValue convert(const ops::EntrySpec& e, const ArgSpec& a, nb::handle h) {
   auto takes = [&](ArgKind k) { return (a.accepts & ops::bit(k)) != 0; };
   if (takes(ArgKind::integers))
-    if (auto v = ints(h)) return *v;
+    if (auto v = ints(h, a.variadic)) return *v;
   if (auto v = natural(h)) {
     const ArgKind k = ops::kind_of(*v);
     const bool fits = takes(k) || (k == ArgKind::integer && (takes(ArgKind::real) || takes(ArgKind::integers)));

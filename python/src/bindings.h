@@ -17,6 +17,7 @@ void bind_plan_cache(nb::module_& m);  // bind_plan_cache.cpp: plan caches (cuff
 void bind_dispatch(nb::module_& m);    // bind_dispatch.cpp: implementations, explain, scopes, autotune cache
 void bind_ops(nb::module_& m);         // bind_ops.cpp: every op entry point, generically
 void bind_attention(nb::module_& m);   // bind_attention.cpp: SDPA implementations supplied from Python
+void bind_opt_einsum(nb::module_& m);  // bind_opt_einsum.cpp: backends.opt_einsum's native contract_path
 
 // A decision table as the dict the package wraps (bind_dispatch.cpp).
 nb::dict decision_dict(const dispatch::Decision& d);

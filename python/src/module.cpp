@@ -14,4 +14,5 @@ NB_MODULE(_C, m) {
   bp::py::bind_dispatch(m);
   bp::py::bind_ops(m);
   bp::py::bind_attention(m);
+  bp::py::bind_opt_einsum(m);
 }

@@ -244,6 +244,8 @@ Decision explain(const Op& op, const Problem& problem, const void* params) {
   d.how = c.impl ? how_text(c.how) : "";
   if (op.config().notes)
     for (std::string& n : op.config().notes(problem)) d.notes.push_back(std::move(n));
+  if (op.config().call_notes && params != nullptr)
+    for (std::string& n : op.config().call_notes(problem, params)) d.notes.push_back(std::move(n));
   return d;
 }
 

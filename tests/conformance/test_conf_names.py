@@ -15,13 +15,13 @@ from conftest import TALLY, check_known, torch
 MODULES = ["", "cpu", "cuda", "cudnn", "cudnn.rnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn",
            "mps", "nnpack", "openmp", "opt_einsum", "python_native", "xeon"]
 
-# Top-level names Backplane mirrors: (PyTorch module, Backplane module, names). torch.einsum arrives with the
-# einsum op (issue 11, item 18).
+# Top-level names Backplane mirrors: (PyTorch module, Backplane module, names).
 TOP_LEVEL = [
     ("torch", "backplane", ["set_float32_matmul_precision", "get_float32_matmul_precision",
                             "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
                             "is_deterministic_algorithms_warn_only_enabled", "set_num_threads", "get_num_threads",
-                            "manual_seed", "initial_seed", "matmul", "addmm", "from_dlpack", "asarray", "Tensor"]),
+                            "manual_seed", "initial_seed", "matmul", "addmm", "einsum", "from_dlpack", "asarray",
+                            "Tensor"]),
     ("torch.nn.functional", "backplane.nn.functional", ["scaled_dot_product_attention", "linear"]),
     ("torch.cuda", "backplane.cuda", ["is_available", "device_count", "get_device_name",
                                       "get_device_capability"]),

@@ -99,6 +99,43 @@ TEST(Args, TextValuesFollowTheArgumentsType) {
   EXPECT_NE(type_error([&] { parse(5, "full"); }).find("one of 'same', 'valid'"), std::string::npos);
 }
 
+// Note [Variadic arguments]: tensors, or tensors and tuples of ints, in
+// order; a sequence by name from C++; the CLI's "2x3,3x4".
+TEST(Args, VariadicArguments) {
+  EntrySpec plain, mixed;
+  plain.name = mixed.name = "v";
+  plain.python = mixed.python = "backplane.v";
+  plain.args = {arg::real("alpha", 1.0), arg::tensors("xs")};
+  ArgSpec first = arg::tensor("first");
+  first.accepts |= bit(ArgKind::string);
+  mixed.args = {first, arg::tensors_or_ints("rest")};
+
+  const Args p = bind(plain, {ArgValue{2.0}, t(), t()});
+  EXPECT_EQ(p.tensors("xs").size(), 2u);
+  EXPECT_EQ(p.sequence("xs").size(), 2u);
+  EXPECT_NE(type_error([&] { bind(plain, {ArgValue{2.0}, t(), ArgValue{std::vector<int64_t>{0, 1}}}); }).find("takes Tensors, but got tuple of ints"),
+            std::string::npos);
+  // The whole sequence by name (C++ callers and shape forms), after the fixed arguments given by name too.
+  const Args named = bind(plain, {}, {{"xs", std::vector<Tensor>{t(), t(), t()}}, {"alpha", 0.5}});
+  EXPECT_EQ(named.tensors("xs").size(), 3u);
+  EXPECT_EQ(named.real("alpha"), 0.5);
+
+  const Args m = bind(mixed, {t(), ArgValue{std::vector<int64_t>{0, kEllipsis}}, t(), ArgValue{std::vector<int64_t>{}}});
+  ASSERT_EQ(m.sequence("rest").size(), 3u);
+  EXPECT_EQ(kind_of(m.sequence("rest")[0]), ArgKind::integers);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(m.sequence("rest")[0])[1], kEllipsis);
+  EXPECT_EQ(kind_of(m.sequence("rest")[1]), ArgKind::tensor);
+  EXPECT_EQ(m.tensors("rest").size(), 1u);  // the tensors alone
+  EXPECT_EQ(kind_of(bind(mixed, {ArgValue{std::string("ij")}, t()})["first"]), ArgKind::string);
+  EXPECT_EQ(kind_of(m["first"]), ArgKind::tensor);
+
+  const ArgValue cli = parse_value(plain.args[1], "2x3,4:f64", DType::f32, Device::cpu());
+  const auto& ts = std::get<std::vector<Tensor>>(cli);
+  ASSERT_EQ(ts.size(), 2u);
+  EXPECT_EQ(ts[1].dtype(), DType::f64);
+  EXPECT_THROW(parse_value(plain.args[1], "2x3,x", DType::f32, Device::cpu()), Error);
+}
+
 TEST(Form, ShapeLinesAreCheckedForCountSignAndOverflow) {
   const Form& f = *op_info("matmul").form;
   EXPECT_EQ(f.parse_line("64 32 16", "w"), (std::vector<int64_t>{64, 32, 16, 0}));

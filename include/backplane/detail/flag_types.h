@@ -51,7 +51,11 @@ BP_DECLARE_ENUM(RocmFABackend, BP_ROCM_FA_VALUES)
 #define BP_DEPTHWISE_VALUES(V) V(Auto, "auto") V(Cudnn, "cudnn") V(Native, "native")
 BP_DECLARE_ENUM(DepthwiseKernel, BP_DEPTHWISE_VALUES)
 
-#define BP_EINSUM_VALUES(V) V(Auto, "auto") V(Greedy, "greedy") V(Optimal, "optimal")
+// opt_einsum.strategy: PyTorch's three, then Backplane's additions (opt_einsum's
+// own names for its dynamic-programming and branch-and-bound optimisers).
+#define BP_EINSUM_VALUES(V)                                                                       \
+  V(Auto, "auto") V(Greedy, "greedy") V(Optimal, "optimal") V(Dp, "dp") V(Branch1, "branch-1") \
+  V(Branch2, "branch-2") V(BranchAll, "branch-all")
 BP_DECLARE_ENUM(EinsumStrategy, BP_EINSUM_VALUES)
 
 // The CPU capability cap requested through BACKPLANE_CPU_CAPABILITY /

@@ -107,6 +107,11 @@ ArgSpec tensors(std::string name, std::string doc) {
   a.variadic = true;
   return a;
 }
+ArgSpec tensors_or_ints(std::string name, std::string doc) {
+  ArgSpec a = tensors(std::move(name), std::move(doc));
+  a.accepts |= bit(ArgKind::integers);
+  return a;
+}
 ArgSpec integer(std::string name, int64_t fallback, std::string doc) {
   return make(std::move(name), bit(ArgKind::integer), ArgValue{fallback}, std::move(doc));
 }
@@ -159,7 +164,8 @@ std::string EntrySpec::signature() const {
 
 // ---------------------------------------------------------------- bound arguments
 
-Args::Args(const EntrySpec& entry, std::vector<ArgValue> values) : entry_(&entry), values_(std::move(values)) {}
+Args::Args(const EntrySpec& entry, std::vector<ArgValue> values, std::vector<ArgValue> sequence)
+    : entry_(&entry), values_(std::move(values)), sequence_(std::move(sequence)) {}
 
 const ArgValue& Args::operator[](std::string_view name) const {
   for (std::size_t i = 0; i < entry_->args.size(); ++i)
@@ -184,6 +190,10 @@ Tensor Args::tensor(std::string_view name) const {
 }
 const std::vector<Tensor>& Args::tensors(std::string_view name) const {
   return as<std::vector<Tensor>>(*this, name, ArgKind::tensors);
+}
+const std::vector<ArgValue>& Args::sequence(std::string_view name) const {
+  (void)as<std::vector<Tensor>>(*this, name, ArgKind::tensors);  // the variadic argument, or the op's bug
+  return sequence_;
 }
 int64_t Args::integer(std::string_view name) const { return as<int64_t>(*this, name, ArgKind::integer); }
 std::vector<int64_t> Args::integers(std::string_view name) const {
@@ -271,14 +281,18 @@ Args assemble(const EntrySpec& e, const std::vector<std::size_t>& slot_of_value,
   std::vector<std::optional<ArgValue>> by_slot(e.args.size());
   const std::size_t star = variadic_slot(e);
   std::vector<Tensor> rest;
+  std::vector<ArgValue> sequence;  // Note [Variadic arguments]
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::size_t s = slot_of_value.at(i);
     const ArgSpec& a = e.args[s];
     ArgValue& v = values[i];
     if (s == star) {
-      if (kind_of(v) != ArgKind::tensor)
-        bad_call(e, "argument '" + a.name + "' takes Tensors, but got " + kind_name(kind_of(v)));
-      rest.push_back(std::get<Tensor>(v));
+      const bool ints = kind_of(v) == ArgKind::integers && (a.accepts & bit(ArgKind::integers));
+      if (kind_of(v) != ArgKind::tensor && !ints)
+        bad_call(e, "argument '" + a.name + "' takes " + (a.accepts & bit(ArgKind::integers) ? "Tensors and tuples of ints" : "Tensors") +
+                        ", but got " + kind_name(kind_of(v)));
+      if (!ints) rest.push_back(std::get<Tensor>(v));
+      sequence.push_back(std::move(v));
       continue;
     }
     if (!coerce(a, v))
@@ -302,14 +316,33 @@ Args assemble(const EntrySpec& e, const std::vector<std::size_t>& slot_of_value,
     }
   }
   if (!missing.empty()) bad_call(e, "missing required argument(s) " + missing);
-  return Args(e, std::move(bound));
+  return Args(e, std::move(bound), std::move(sequence));
 }
 
 Args bind(const EntrySpec& e, std::vector<ArgValue> positional, std::vector<std::pair<std::string, ArgValue>> keywords) {
+  // A keyword naming the variadic argument carries its whole sequence (Note
+  // [Variadic arguments]): its tensors join the slot after everything else.
+  const std::size_t star = variadic_slot(e);
+  std::vector<Tensor> spread;
+  bool spread_given = false;
   std::vector<std::string> names;
-  for (auto& [name, v] : keywords) names.push_back(name);
+  std::vector<ArgValue> named;
+  for (auto& [name, v] : keywords) {
+    if (star < e.args.size() && name == e.args[star].name && kind_of(v) == ArgKind::tensors) {
+      if (spread_given) bad_call(e, "got multiple values for argument '" + name + "'");
+      spread = std::get<std::vector<Tensor>>(v);
+      spread_given = true;
+      continue;
+    }
+    names.push_back(name);
+    named.push_back(std::move(v));
+  }
   std::vector<std::size_t> where = slots(e, positional.size(), names);
-  for (auto& [name, v] : keywords) positional.push_back(std::move(v));
+  for (ArgValue& v : named) positional.push_back(std::move(v));
+  for (Tensor& t : spread) {
+    where.push_back(star);
+    positional.emplace_back(std::move(t));
+  }
   return assemble(e, where, std::move(positional));
 }
 
@@ -396,10 +429,21 @@ ArgValue parse_value(const ArgSpec& a, std::string_view text, DType dtype, Devic
     if (auto x = parse_real(text)) return ArgValue{*x};
   if (has(ArgKind::tensor))
     if (auto t = parse_tensor(text, dtype, device)) return ArgValue{*t};
+  if (a.variadic) {  // "2x3,3x4": the sequence of a variadic argument
+    std::vector<Tensor> ts;
+    bool ok = !text.empty();
+    for (std::string_view item : split(text, ',')) {
+      auto t = parse_tensor(item, dtype, device);
+      ok = ok && t.has_value();
+      if (t) ts.push_back(*t);
+    }
+    if (ok) return ArgValue{std::move(ts)};
+  }
   if (has(ArgKind::string) && (a.choices.empty() || std::find(a.choices.begin(), a.choices.end(), text) != a.choices.end()))
     return ArgValue{std::string(text)};
   std::string forms = a.type_text();
   if (has(ArgKind::tensor)) forms += " (a tensor as its shape: 2x3, 2x3:bf16, 3x2:T for a transposed view)";
+  if (a.variadic) forms += " (tensors as shapes joined with ',': 2x3,3x4)";
   throw_bad_value("argument '" + a.name + "'", "'" + std::string(text) + "'", forms);
 }
 
