@@ -65,6 +65,9 @@ if(NOT BP_MODE_FFTW STREQUAL "OFF")
   find_path(FFTW_INCLUDE_DIR fftw3.h)
   find_library(FFTW_LIBRARY fftw3)
   find_library(FFTWF_LIBRARY fftw3f)
+  # The OpenMP variant (same thread pool as ours), for threaded plans; optional.
+  find_library(FFTW_OMP_LIBRARY fftw3_omp)
+  find_library(FFTWF_OMP_LIBRARY fftw3f_omp)
 endif()
 if(FFTW_INCLUDE_DIR AND FFTW_LIBRARY AND FFTWF_LIBRARY)
   set(_found TRUE)
@@ -76,6 +79,12 @@ if(BP_HAVE_FFTW AND NOT TARGET bp::fftw)
   add_library(bp::fftw INTERFACE IMPORTED)
   set_target_properties(bp::fftw PROPERTIES INTERFACE_LINK_LIBRARIES "${FFTW_LIBRARY};${FFTWF_LIBRARY}"
                         INTERFACE_INCLUDE_DIRECTORIES "${FFTW_INCLUDE_DIR}")
+  if(FFTW_OMP_LIBRARY AND FFTWF_OMP_LIBRARY)
+    # The threaded libraries come first: they call into the plain ones.
+    set_target_properties(bp::fftw PROPERTIES
+      INTERFACE_LINK_LIBRARIES "${FFTW_OMP_LIBRARY};${FFTWF_OMP_LIBRARY};${FFTW_LIBRARY};${FFTWF_LIBRARY}"
+      INTERFACE_COMPILE_DEFINITIONS "BP_FFTW_OMP=1")
+  endif()
 endif()
 
 # --- CUDA toolkit and its libraries (all inside backplane_cuda) -----------------

@@ -151,6 +151,7 @@ using flags::CpuBlasBackend;
 using flags::CpuCapabilityCap;
 using flags::DepthwiseKernel;
 using flags::EinsumStrategy;
+using flags::FftPlanningEffort;
 using flags::LinalgBackend;
 using flags::Precision;
 using flags::ReducedPrecision;

@@ -1,13 +1,20 @@
 #pragma once
 // A bounded least-recently-used cache of costly-to-make plans (cuFFT plans,
-// FFTW plans, cuDNN execution plans), shared by every op that makes them.
+// FFTW plans), shared by every op that makes them.
 //
 // Semantics (spec 4.4, cufft_plan_cache): keyed by the full problem
 // description; a hit moves the entry to the front; a miss at capacity evicts
 // the least recently used entry; shrinking max_size evicts at once;
 // max_size == 0 disables caching (every call makes a temporary plan);
 // a negative max_size is an error. Thread-safe.
+//
+// Backplane's additions: each plan may carry its size in bytes (a cuFFT
+// work area, FFTW's tables as measured while planning), `bytes()` is their
+// sum, reported by memory_stats() as plan_bytes of the cache's device, and
+// `max_bytes` (0: no bound) evicts least recently used plans until the sum
+// fits (a plan larger than the bound alone is used but not kept).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -16,7 +23,9 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "backplane/device.h"
 #include "backplane/error.h"
 
 namespace bp {
@@ -24,10 +33,25 @@ namespace bp {
 // The control surface every cache exposes (Python: .size, .max_size, .clear()).
 class PlanCacheBase {
  public:
-  explicit PlanCacheBase(std::string name, int64_t max_size) : name_(std::move(name)), max_size_(max_size) {}
-  virtual ~PlanCacheBase() = default;
+  PlanCacheBase(std::string name, int64_t max_size, Device device = Device::cpu())
+      : name_(std::move(name)), max_size_(max_size), device_(device) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    registry().push_back(this);
+  }
+  virtual ~PlanCacheBase() {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    auto& r = registry();
+    for (auto it = r.begin(); it != r.end(); ++it)
+      if (*it == this) {
+        r.erase(it);
+        break;
+      }
+  }
+  PlanCacheBase(const PlanCacheBase&) = delete;
+  PlanCacheBase& operator=(const PlanCacheBase&) = delete;
 
   const std::string& name() const { return name_; }
+  Device device() const { return device_; }
   int64_t max_size() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return max_size_;
@@ -39,21 +63,66 @@ class PlanCacheBase {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     max_size_ = n;
-    evict_to(static_cast<size_t>(n));
+    evict_to(static_cast<size_t>(n), 0);
+  }
+  // The byte bound (0: none); shrinking evicts at once. Negative: RuntimeError.
+  int64_t max_bytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return max_bytes_;
+  }
+  void set_max_bytes(int64_t n) {
+    if (n < 0) {
+      throw Error(ErrorKind::Runtime, name_ + " byte bound must be non-negative, but got " + std::to_string(n),
+                  name_ + ".max_bytes", std::to_string(n), "an integer >= 0 (0: no bound)");
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    max_bytes_ = n;
+    evict_to(static_cast<size_t>(max_size_), 0);
   }
   virtual size_t size() const = 0;
   virtual void clear() = 0;
-  uint64_t hits() const { return hits_; }
-  uint64_t misses() const { return misses_; }
+  // The bytes of the cached plans.
+  int64_t bytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_;
+  }
+  uint64_t hits() const { return hits_.load(); }
+  uint64_t misses() const { return misses_.load(); }
+
+  // plan_bytes of memory_stats(): the sum over the caches of `device`.
+  static int64_t bytes_on(Device device) {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    int64_t total = 0;
+    for (const PlanCacheBase* c : registry())
+      if (c->device_ == device) total += c->bytes();
+    return total;
+  }
 
  protected:
-  // Drops least-recently-used entries until at most n remain; mutex_ held.
-  virtual void evict_to(size_t n) = 0;
+  // Drops least-recently-used entries until at most n remain and, with a
+  // byte bound, their bytes plus `reserve` fit it; mutex_ held. Lock order:
+  // a plan's deleter (run here) may take the library's own lock (FFTW's
+  // planner), which is never held while a cache is entered.
+  virtual void evict_to(size_t n, int64_t reserve) = 0;
 
   std::string name_;
   int64_t max_size_;
+  int64_t max_bytes_ = 0;
+  int64_t bytes_ = 0;
+  Device device_;
   mutable std::mutex mutex_;
-  uint64_t hits_ = 0, misses_ = 0;
+  std::atomic<uint64_t> hits_{0}, misses_{0};
+
+ private:
+  // Leaked: caches that live in statics may unregister after static destruction.
+  static std::vector<PlanCacheBase*>& registry() {
+    static auto* r = new std::vector<PlanCacheBase*>;
+    return *r;
+  }
+  static std::mutex& registry_mutex() {
+    static auto* m = new std::mutex;
+    return *m;
+  }
 };
 
 template <class Key, class Plan, class Hash = std::hash<Key>>
@@ -61,29 +130,52 @@ class PlanCache final : public PlanCacheBase {
  public:
   using PlanPtr = std::shared_ptr<Plan>;
   using PlanCacheBase::PlanCacheBase;
+  ~PlanCache() override = default;
+
+  // A made plan and its size in bytes (0 when unknown).
+  struct Made {
+    PlanPtr plan;
+    int64_t bytes = 0;
+  };
 
   // The cached plan for key, or make() one (cached unless max_size is 0).
-  // make() runs outside the lock: plan creation is slow.
+  // make() runs outside the lock: plan creation is slow. The _sized form
+  // takes the plan's bytes too; `was_cached`, when given, says which happened.
   PlanPtr get_or_create(const Key& key, const std::function<PlanPtr()>& make) {
+    return get_or_create_sized(key, [&] { return Made{make(), 0}; });
+  }
+  PlanPtr get_or_create_sized(const Key& key, const std::function<Made()>& make, bool* was_cached = nullptr) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = index_.find(key);
       if (it != index_.end()) {
         ++hits_;
-        lru_.splice(lru_.begin(), lru_, it->second);
-        return it->second->second;
+        if (it->second != lru_.begin()) lru_.splice(lru_.begin(), lru_, it->second);
+        if (was_cached) *was_cached = true;
+        return it->second->plan;
       }
       ++misses_;
     }
-    PlanPtr plan = make();
+    if (was_cached) *was_cached = false;
+    Made made = make();
     std::lock_guard<std::mutex> lock(mutex_);
-    if (max_size_ == 0) return plan;
+    if (max_size_ == 0) return made.plan;
+    if (max_bytes_ > 0 && made.bytes > max_bytes_) return made.plan;  // too large to keep
     auto it = index_.find(key);
-    if (it != index_.end()) return it->second->second;  // another thread made it first
-    evict_to(static_cast<size_t>(max_size_ - 1));
-    lru_.emplace_front(key, plan);
+    if (it != index_.end()) return it->second->plan;  // another thread made it first
+    evict_to(static_cast<size_t>(max_size_ - 1), made.bytes);
+    lru_.push_front(Entry{key, made.plan, made.bytes});
     index_[key] = lru_.begin();
-    return plan;
+    bytes_ += made.bytes;
+    return made.plan;
+  }
+
+  // The cached plan for `key` or nullptr, without touching the order or the
+  // counts (explain asks this).
+  PlanPtr peek(const Key& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : it->second->plan;
   }
 
   size_t size() const override {
@@ -91,21 +183,30 @@ class PlanCache final : public PlanCacheBase {
     return lru_.size();
   }
   void clear() override {
+    std::list<Entry> gone;  // destroyed after the lock is released (a plan's deleter may take other locks)
     std::lock_guard<std::mutex> lock(mutex_);
-    lru_.clear();
+    gone.swap(lru_);
     index_.clear();
+    bytes_ = 0;
   }
 
  private:
-  void evict_to(size_t n) override {
-    while (lru_.size() > n) {
-      index_.erase(lru_.back().first);
+  struct Entry {
+    Key key;
+    PlanPtr plan;
+    int64_t bytes;
+  };
+
+  void evict_to(size_t n, int64_t reserve) override {
+    while (!lru_.empty() && (lru_.size() > n || (max_bytes_ > 0 && bytes_ + reserve > max_bytes_))) {
+      index_.erase(lru_.back().key);
+      bytes_ -= lru_.back().bytes;
       lru_.pop_back();
     }
   }
 
-  std::list<std::pair<Key, PlanPtr>> lru_;
-  std::unordered_map<Key, typename std::list<std::pair<Key, PlanPtr>>::iterator, Hash> index_;
+  std::list<Entry> lru_;
+  std::unordered_map<Key, typename std::list<Entry>::iterator, Hash> index_;
 };
 
 }  // namespace bp

@@ -29,6 +29,11 @@ int max_num_threads();
 struct MemoryStats {
   int64_t current_bytes = 0;  // bytes Backplane allocated and has not freed
   int64_t peak_bytes = 0;     // highest current_bytes since start or the last reset
+  // Bytes held by the plans of the device's plan caches (FFT plans: FFTW's
+  // tables as measured while planning, cuFFT work areas), where measurable.
+  // A cuFFT work area is allocated through Backplane, so it is counted in
+  // current_bytes too.
+  int64_t plan_bytes = 0;
 };
 // Per device: the CPU first, then each cuda device that has been allocated
 // on, in index order. Counts tensors and workspaces (allocate_storage), by

@@ -346,6 +346,7 @@ nb::dict memory_stats_py() {
     nb::dict d;
     d["current_bytes"] = stats.current_bytes;
     d["peak_bytes"] = stats.peak_bytes;
+    d["plan_bytes"] = stats.plan_bytes;
     out[device.str().c_str()] = d;
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include "backends/cuda/cuda_loader.h"
 #include "backplane/error.h"
+#include "backplane/plan_cache.h"
 #include "backplane/runtime.h"
 #include "backplane/tensor.h"
 
@@ -113,20 +114,30 @@ StoragePtr allocate_storage(Device device, std::size_t nbytes) {
   return device.is_cpu() ? allocate_cpu(nbytes) : allocate_cuda(device, nbytes);
 }
 
+// Plan bytes are read after the table's lock is released: a plan cache
+// evicting under its own lock frees memory, which takes the table's lock.
 std::vector<std::pair<Device, MemoryStats>> memory_stats() {
   StatsTable& t = stats_table();
-  std::lock_guard<std::mutex> lock(t.mutex);
   std::vector<std::pair<Device, MemoryStats>> out;
-  if (!t.by_device.contains(Device::cpu())) out.emplace_back(Device::cpu(), MemoryStats{});
-  for (const auto& [device, stats] : t.by_device) out.emplace_back(device, stats);
+  {
+    std::lock_guard<std::mutex> lock(t.mutex);
+    if (!t.by_device.contains(Device::cpu())) out.emplace_back(Device::cpu(), MemoryStats{});
+    for (const auto& [device, stats] : t.by_device) out.emplace_back(device, stats);
+  }
+  for (auto& [device, stats] : out) stats.plan_bytes = PlanCacheBase::bytes_on(device);
   return out;
 }
 
 MemoryStats memory_stats(Device device) {
   StatsTable& t = stats_table();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  auto it = t.by_device.find(device);
-  return it == t.by_device.end() ? MemoryStats{} : it->second;
+  MemoryStats s;
+  {
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto it = t.by_device.find(device);
+    if (it != t.by_device.end()) s = it->second;
+  }
+  s.plan_bytes = PlanCacheBase::bytes_on(device);
+  return s;
 }
 
 void reset_peak_memory_stats() {

@@ -58,6 +58,11 @@ BP_DECLARE_ENUM(DepthwiseKernel, BP_DEPTHWISE_VALUES)
   V(Branch2, "branch-2") V(BranchAll, "branch-all")
 BP_DECLARE_ENUM(EinsumStrategy, BP_EINSUM_VALUES)
 
+// cpu.fft_planning_effort (a Backplane addition): how hard FFTW's planner
+// looks for a fast plan (FFTW_ESTIMATE, FFTW_MEASURE, FFTW_PATIENT).
+#define BP_FFT_EFFORT_VALUES(V) V(Estimate, "estimate") V(Measure, "measure") V(Patient, "patient")
+BP_DECLARE_ENUM(FftPlanningEffort, BP_FFT_EFFORT_VALUES)
+
 // The CPU capability cap requested through BACKPLANE_CPU_CAPABILITY /
 // ATEN_CPU_CAPABILITY ("auto" = no cap). The effective capability is
 // min(cap, what the hardware supports).

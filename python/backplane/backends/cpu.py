@@ -1,13 +1,18 @@
-"""backplane.backends.cpu: CPU capability, CPU GEMM library choice and CPU autotuning.
+"""backplane.backends.cpu: CPU capability, CPU GEMM library choice, CPU autotuning and the CPU FFT plans.
 
-``benchmark`` / ``benchmark_limit`` are generated properties (flag rows
-cpu.benchmark, cpu.benchmark_limit).
+``benchmark`` / ``benchmark_limit`` / ``fft_planning_effort`` are generated
+properties (flag rows cpu.benchmark, cpu.benchmark_limit,
+cpu.fft_planning_effort). ``fft_plan_cache`` is the CPU counterpart of
+``cuda.cufft_plan_cache`` (Backplane additions).
 """
+
+import os
 
 from .. import _C, _errors
 from . import _props
 
-__all__ = ["get_cpu_capability", "preferred_blas_library", "benchmark", "benchmark_limit"]
+__all__ = ["get_cpu_capability", "preferred_blas_library", "benchmark", "benchmark_limit", "fft_planning_effort",
+           "fft_plan_cache", "FFTPlanCache"]
 
 
 def get_cpu_capability():
@@ -28,5 +33,66 @@ def preferred_blas_library(backend=None):
         _C.flag_set("cpu.preferred_blas_library", backend)
     return _C.flag_get("cpu.preferred_blas_library")
 
+
+class FFTPlanCache:
+    """The CPU FFT plan cache (FFTW plans of the fft op's fftw:dft), with
+    ``cuda.cufft_plan_cache[i]``'s interface: ``size`` (read-only),
+    ``max_size`` (default 4096; 0 disables caching; negative raises),
+    ``clear()``; plus ``max_bytes`` (a byte bound, 0: none), ``bytes``,
+    ``hits``, ``misses``, and ``save(path)`` / ``load(path)`` of FFTW's
+    wisdom, so plans measured once (``fft_planning_effort = "measure"``)
+    are made again quickly in a later process.
+    """
+
+    @property
+    def size(self):
+        """Number of plans currently cached (read-only)."""
+        return _C.cpu_fft_plan_cache().size
+
+    @size.setter
+    def size(self, value):
+        raise _errors.runtime("fft_plan_cache", ".size is a read-only property showing the number of plans currently "
+                                                "in the cache. To change the cache capacity, set "
+                                                "fft_plan_cache.max_size.")
+
+    @property
+    def max_size(self):
+        """Capacity; shrinking evicts least-recently-used plans; 0 disables caching."""
+        return _C.cpu_fft_plan_cache().max_size
+
+    @max_size.setter
+    def max_size(self, value):
+        _C.cpu_fft_plan_cache().max_size = value
+
+    @property
+    def max_bytes(self):
+        """Byte bound on the cached plans (0: none); shrinking evicts least-recently-used plans."""
+        return _C.cpu_fft_plan_cache().max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value):
+        _C.cpu_fft_plan_cache().max_bytes = value
+
+    bytes = property(lambda self: _C.cpu_fft_plan_cache().bytes, doc="Bytes the cached plans hold (as measured)")
+    hits = property(lambda self: _C.cpu_fft_plan_cache().hits, doc="Lookups that found a plan")
+    misses = property(lambda self: _C.cpu_fft_plan_cache().misses, doc="Lookups that made one")
+
+    def clear(self):
+        """Drops every cached plan."""
+        _C.cpu_fft_plan_cache().clear()
+
+    def save(self, path):
+        """Writes FFTW's wisdom to ``path`` (merged with the wisdom already there; written safely)."""
+        _C.save_fft_wisdom(os.fspath(path))
+
+    def load(self, path):
+        """Imports FFTW's wisdom from ``path``; False (with a warning) when there is no such file."""
+        return _C.load_fft_wisdom(os.fspath(path))
+
+    def __repr__(self):
+        return f"<FFTPlanCache of cpu: {self.size} of at most {self.max_size} plans>"
+
+
+fft_plan_cache = FFTPlanCache()
 
 _props.install_module_properties(__name__, "cpu")

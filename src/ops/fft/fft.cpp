@@ -1,0 +1,369 @@
+// The fft front end: torch.fft's transform entries (fft, ifft, rfft, irfft,
+// hfft, ihfft, their 2-D and N-D forms) resolved into one transform (Note
+// [One transform] in params.h). Errors follow PyTorch's texts, naming the
+// entry and the argument.
+
+#include <cmath>
+
+#include "core/tensor_internal.h"
+#include "ops/fft/params.h"
+
+namespace bp::ops::fft {
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::c2c: return "c2c";
+    case Kind::r2c: return "r2c";
+    case Kind::c2r: return "c2r";
+  }
+  return "?";
+}
+
+int64_t Params::signal_elements() const {
+  int64_t total = 1;
+  for (int64_t s : n) total *= s;
+  return total;
+}
+
+int64_t Params::batch() const {
+  int64_t b = 1;
+  const std::vector<int64_t> rest = batch_dims(*this);
+  for (int64_t d : rest) b *= out.size(d);
+  return b;
+}
+
+dispatch::Op& fft_op() {
+  static dispatch::Op& op = dispatch_op("fft");
+  return op;
+}
+
+namespace {
+
+enum class Norm { backward, ortho, forward };
+
+// norm=None is "backward".
+Norm parse_norm(const Args& a) {
+  if (a.is_none("norm")) return Norm::backward;
+  const std::string& s = a.string("norm");  // the choices were checked when binding
+  return s == "ortho" ? Norm::ortho : s == "forward" ? Norm::forward : Norm::backward;
+}
+
+// The factor of a transform over `elements` points: a forward transform is
+// unscaled under "backward", an inverse one under "forward" (torch.fft's
+// norm). hfft is a forward transform and ihfft an inverse one, whatever
+// kind computes them.
+double norm_scale(Norm norm, bool forward, int64_t elements) {
+  const double n = static_cast<double>(elements);
+  switch (norm) {
+    case Norm::ortho: return 1.0 / std::sqrt(n);
+    case Norm::backward: return forward ? 1.0 : 1.0 / n;
+    case Norm::forward: return forward ? 1.0 / n : 1.0;
+  }
+  return 1.0;
+}
+
+// torch.fft computes integers and bools as the default float dtype (float32).
+// f16 and bf16 are computed in float32 too (Backplane: PyTorch's CPU refuses
+// them; docs/differences.md).
+DType real_dtype_of(DType t) { return t == DType::f64 ? DType::f64 : DType::f32; }
+DType complex_dtype_of(DType t) {
+  if (is_complex(t)) return t;
+  return t == DType::f64 ? DType::c128 : DType::c64;
+}
+
+std::string torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::c64: return "ComplexFloat";
+    case DType::c128: return "ComplexDouble";
+    default: return dtype_name(t);
+  }
+}
+
+[[noreturn]] void bad_points(const std::string& entry, int64_t n) {
+  throw Error(ErrorKind::Runtime, entry + ": Invalid number of data points (" + std::to_string(n) + ") specified",
+              entry, std::to_string(n), "a number of points >= 1");
+}
+
+// `t` with dim d of size `size`: trimmed (a view) or zero-padded (a copy),
+// for every dim at once so a padded input is copied once.
+Tensor resized(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
+  Shape target = t.shape();
+  bool grow = false;
+  Tensor view = t;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = dims[i];
+    if (sizes[i] < t.size(d)) view = view.slice(d, 0, sizes[i]);
+    grow = grow || sizes[i] > t.size(d);
+    target[d] = sizes[i];
+  }
+  if (!grow) return view;
+  // Zeros, then the kept region copied in (on the host for a device tensor:
+  // the core has no device kernels).
+  Tensor host = view.device().is_cpu() ? view : view.to(Device::cpu());
+  Tensor padded = Tensor::zeros(target, t.dtype());
+  Tensor region = padded;
+  for (int64_t d = 0; d < t.ndim(); ++d) region = region.slice(d, 0, view.size(d));
+  region.copy_from(host);
+  return t.device().is_cpu() ? padded : padded.to(t.device());
+}
+
+// The transform dims: wrapped, unique, in the order given.
+std::vector<int64_t> wrap_dims(const std::string& entry, const std::vector<int64_t>& dims, int64_t ndim) {
+  std::vector<int64_t> out;
+  for (int64_t d : dims) {
+    const int64_t w = detail::wrap_dim(d, ndim, (entry + ": dim").c_str());
+    for (int64_t seen : out)
+      if (seen == w) throw_bad_value(entry + ": dim", "dims with " + std::to_string(w) + " repeated",
+                                     "unique dims (FFT dims must be unique)");
+    out.push_back(w);
+  }
+  return out;
+}
+
+struct Request {
+  std::string entry;
+  Tensor input;
+  Kind kind = Kind::c2c;
+  bool forward = true;  // the transform's direction as norm sees it
+  bool conj_in = false, conj_out = false;
+  std::vector<int64_t> dims;  // wrapped
+  std::vector<int64_t> n;     // signal sizes
+  Norm norm = Norm::backward;
+};
+
+int64_t network_key(const Params& p) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  for (std::size_t i = 0; i < p.dims.size(); ++i) mix(p.dims[i]), mix(p.n[i]);
+  for (int64_t s : p.in.shape()) mix(s);
+  for (int64_t s : p.in.strides()) mix(s);
+  return static_cast<int64_t>(h >> 2);
+}
+
+Call finish(Request r) {
+  const Tensor& x = r.input;
+  auto p = std::make_shared<Params>();
+  p->entry = r.entry;
+  p->kind = r.kind;
+  p->forward = r.kind == Kind::c2c ? r.forward : r.kind == Kind::r2c;
+  p->conj_in = r.conj_in;
+  p->conj_out = r.conj_out;
+  p->dims = r.dims;
+  p->n = r.n;
+  p->device = x.device();
+  // The input as the kind reads it: complex for c2c and c2r, real for r2c.
+  Tensor in = x;
+  if (r.kind == Kind::r2c) {
+    if (is_complex(x.dtype()))
+      throw_bad_value(r.entry, "an input of dtype " + torch_dtype_name(x.dtype()),
+                      "a real input tensor (" + r.entry + " expects a real input tensor, but got " +
+                          torch_dtype_name(x.dtype()) + ")");
+    in = x.to(real_dtype_of(x.dtype()));
+    p->dtype = complex_dtype_of(in.dtype());
+  } else {
+    p->dtype = complex_dtype_of(x.dtype());
+    in = x.to(p->dtype);
+  }
+  // Pad or trim to the signal sizes (the halved dim of a c2r input to n/2 + 1).
+  std::vector<int64_t> in_sizes = r.n;
+  if (r.kind == Kind::c2r && !in_sizes.empty()) in_sizes.back() = in_sizes.back() / 2 + 1;
+  p->in = resized(in, r.dims, in_sizes);
+  Shape out_shape = p->in.shape();
+  for (std::size_t i = 0; i < r.dims.size(); ++i) out_shape[r.dims[i]] = r.n[i];
+  if (r.kind == Kind::r2c && !r.dims.empty()) out_shape[r.dims.back()] = r.n.back() / 2 + 1;
+  const DType out_dtype = r.kind == Kind::c2r ? (p->is_double() ? DType::f64 : DType::f32) : p->dtype;
+  p->out = Tensor::empty(out_shape, out_dtype, p->device);
+  p->scale = norm_scale(r.norm, r.forward, p->signal_elements());
+
+  const int64_t batch = p->batch();
+  const int kind_code = r.kind == Kind::c2c ? (p->forward ? 0 : 1) : r.kind == Kind::r2c ? 2 : 3;
+  uint32_t layout = p->in.is_contiguous() ? 0u : kStrided;
+  if (p->conj_in || p->conj_out) layout |= kConj;
+  auto size_at = [&](std::size_t i) { return i < p->n.size() ? p->n[i] : 0; };
+  Call c;
+  c.op = &fft_op();
+  c.problem = fft_op().problem(p->device, p->dtype, layout,
+                               {kind_code, batch, static_cast<int64_t>(p->dims.size()), size_at(0), size_at(1),
+                                size_at(2), network_key(*p)});
+  c.params = p;
+  // A transform over no dims (fftn of a 0-d tensor) or of no elements is a copy, or nothing.
+  c.compute = p->out.numel() > 0 && !p->dims.empty();
+  c.result = [p]() -> ArgValue {
+    if (p->dims.empty() && p->out.numel() > 0) {  // nothing to transform: the input, converted
+      Tensor o = p->out;
+      if (o.device().is_cpu()) o.copy_from(p->in);
+      else return p->in.clone();
+      return o;
+    }
+    return p->out;
+  };
+  return c;
+}
+
+Tensor input_of(const Args& a, const std::string& entry) {
+  Tensor x = a.tensor("input");
+  if (!x.defined()) throw_bad_value(entry + ": input", "None", "a Tensor");
+  return x;
+}
+
+// ---------------------------------------------------------------- 1-D entries
+
+struct OneD {
+  const char* name;
+  Kind kind;
+  bool forward;  // for norm
+  bool conj_in, conj_out;
+};
+
+Call prepare_1d(const OneD& e, const Args& a) {
+  Request r;
+  r.entry = e.name;
+  r.input = input_of(a, e.name);
+  r.kind = e.kind;
+  r.forward = e.forward;
+  r.conj_in = e.conj_in;
+  r.conj_out = e.conj_out;
+  r.norm = parse_norm(a);
+  const int64_t dim = detail::wrap_dim(a.integer("dim"), r.input.ndim(), (r.entry + ": dim").c_str());
+  int64_t n;
+  if (!a.is_none("n")) {
+    n = a.integer("n");
+  } else {
+    n = r.input.size(dim);
+    // The real output of a c2r by default: 2 * (m - 1) points.
+    if (e.kind == Kind::c2r) n = 2 * (n - 1);
+  }
+  if (n < 1) bad_points(r.entry, n);
+  r.dims = {dim};
+  r.n = {n};
+  return finish(std::move(r));
+}
+
+// ---------------------------------------------------------------- N-D entries
+
+struct ND {
+  const char* name;
+  Kind kind;
+  bool forward;
+  bool two_d;  // fft2 and friends: dim defaults to (-2, -1)
+};
+
+Call prepare_nd(const ND& e, const Args& a) {
+  Request r;
+  r.entry = e.name;
+  r.input = input_of(a, e.name);
+  r.kind = e.kind;
+  r.forward = e.forward;
+  r.norm = parse_norm(a);
+  const int64_t ndim = r.input.ndim();
+  const bool has_s = !a.is_none("s");
+  const bool has_dim = !a.is_none("dim");
+  std::vector<int64_t> s = has_s ? a.integers("s") : std::vector<int64_t>{};
+  std::vector<int64_t> dims;
+  if (has_dim) {
+    dims = a.integers("dim");
+  } else if (has_s) {
+    // s without dim: the last len(s) dims.
+    if (static_cast<int64_t>(s.size()) > ndim)
+      throw_bad_value(r.entry + ": s", "a shape with " + std::to_string(s.size()) + " values",
+                      "at most as many values as the input has dims (" + std::to_string(ndim) + ")");
+    for (int64_t i = ndim - static_cast<int64_t>(s.size()); i < ndim; ++i) dims.push_back(i);
+  } else {
+    for (int64_t i = 0; i < ndim; ++i) dims.push_back(i);
+  }
+  if (has_s && s.size() != dims.size())
+    throw_bad_value(r.entry + ": s", "s with " + std::to_string(s.size()) + " values and dim with " +
+                                         std::to_string(dims.size()),
+                    "s and dim of the same length (When given, dim and shape arguments must have the same length)");
+  r.dims = wrap_dims(r.entry, dims, ndim);
+  if (r.dims.empty() && e.kind != Kind::c2c)
+    throw_bad_value(r.entry + ": dim", "no dims", "at least one dim (" + r.entry + " must transform at least one axis)");
+  for (std::size_t i = 0; i < r.dims.size(); ++i) {
+    int64_t n = has_s ? s[i] : -1;
+    if (n == -1) {
+      n = r.input.size(r.dims[i]);
+      if (e.kind == Kind::c2r && i + 1 == r.dims.size()) n = 2 * (n - 1);
+    }
+    if (n < 1) bad_points(r.entry, n);
+    r.n.push_back(n);
+  }
+  return finish(std::move(r));
+}
+
+// ---------------------------------------------------------------- declarations
+
+ArgSpec optional_int(std::string name, std::string doc) {
+  ArgSpec a = arg::integer(std::move(name), 0, std::move(doc));
+  a.accepts |= bit(ArgKind::none);
+  a.default_value = ArgValue{};
+  return a;
+}
+ArgSpec optional_ints(std::string name, std::string doc) {
+  ArgSpec a = arg::integers(std::move(name), {}, std::move(doc));
+  a.accepts |= bit(ArgKind::none);
+  a.default_value = ArgValue{};
+  return a;
+}
+ArgSpec norm_arg() {
+  ArgSpec a = arg::choice("norm", {"backward", "ortho", "forward"}, "backward",
+                          "normalisation: 'backward' (None: forward unscaled, inverse by 1/n), 'ortho' "
+                          "(1/sqrt(n) both ways) or 'forward' (forward by 1/n, inverse unscaled)");
+  a.accepts |= bit(ArgKind::none);
+  a.default_value = ArgValue{};
+  return a;
+}
+
+EntrySpec one_d(OneD e, std::string doc) {
+  EntrySpec s;
+  s.name = e.name;
+  s.python = std::string("backplane.fft.") + e.name;
+  s.doc = std::move(doc);
+  s.args = {arg::tensor("input"), optional_int("n", "signal length (pads with zeros or trims; None: from the input)"),
+            arg::integer("dim", -1, "the dim to transform"), norm_arg()};
+  s.prepare = [e](const Args& a) { return prepare_1d(e, a); };
+  return s;
+}
+
+EntrySpec n_d(ND e, std::string doc) {
+  EntrySpec s;
+  s.name = e.name;
+  s.python = std::string("backplane.fft.") + e.name;
+  s.doc = std::move(doc);
+  ArgSpec dim = e.two_d ? arg::integers("dim", {-2, -1}, "the dims to transform")
+                        : optional_ints("dim", "the dims to transform (None: all, or the last len(s))");
+  s.args = {arg::tensor("input"),
+            optional_ints("s", "signal sizes per transformed dim (-1: the input's; pads or trims)"), dim,
+            norm_arg()};
+  s.prepare = [e](const Args& a) { return prepare_nd(e, a); };
+  return s;
+}
+
+}  // namespace
+
+std::vector<EntrySpec> transform_entries() {
+  std::vector<EntrySpec> out;
+  out.push_back(one_d({"fft", Kind::c2c, true, false, false}, "One-dimensional discrete Fourier transform, as torch.fft.fft."));
+  out.push_back(one_d({"ifft", Kind::c2c, false, false, false}, "Inverse of fft, as torch.fft.ifft."));
+  out.push_back(one_d({"rfft", Kind::r2c, true, false, false},
+                      "FFT of a real input: the n // 2 + 1 non-negative frequencies, as torch.fft.rfft."));
+  out.push_back(one_d({"irfft", Kind::c2r, false, false, false},
+                      "Inverse of rfft: a real signal of n points (default 2 * (m - 1)), as torch.fft.irfft."));
+  out.push_back(one_d({"hfft", Kind::c2r, true, true, false},
+                      "FFT of a Hermitian-symmetric signal given by its first half: real output of n points "
+                      "(default 2 * (m - 1)), as torch.fft.hfft."));
+  out.push_back(one_d({"ihfft", Kind::r2c, false, false, true},
+                      "Inverse of hfft: the n // 2 + 1 first points of the inverse FFT of a real input, as "
+                      "torch.fft.ihfft."));
+  out.push_back(n_d({"fft2", Kind::c2c, true, true}, "Two-dimensional FFT, as torch.fft.fft2."));
+  out.push_back(n_d({"ifft2", Kind::c2c, false, true}, "Inverse of fft2, as torch.fft.ifft2."));
+  out.push_back(n_d({"rfft2", Kind::r2c, true, true}, "Two-dimensional FFT of a real input, as torch.fft.rfft2."));
+  out.push_back(n_d({"irfft2", Kind::c2r, false, true}, "Inverse of rfft2, as torch.fft.irfft2."));
+  out.push_back(n_d({"fftn", Kind::c2c, true, false}, "N-dimensional FFT, as torch.fft.fftn."));
+  out.push_back(n_d({"ifftn", Kind::c2c, false, false}, "Inverse of fftn, as torch.fft.ifftn."));
+  out.push_back(n_d({"rfftn", Kind::r2c, true, false},
+                    "N-dimensional FFT of a real input (the last dim halved), as torch.fft.rfftn."));
+  out.push_back(n_d({"irfftn", Kind::c2r, false, false}, "Inverse of rfftn, as torch.fft.irfftn."));
+  return out;
+}
+
+}  // namespace bp::ops::fft

@@ -1,0 +1,295 @@
+// fftw:dft: every transform kind through FFTW's guru64 interface, which
+// takes the input's strides as they are (batched and strided views are
+// never copied; only a c2r input is, because FFTW overwrites it), with
+// fftwf for complex64 and fftw for complex128.
+//
+// Note [FFTW plans]
+// A plan is made once per problem description and kept in
+// backends.cpu.fft_plan_cache, keyed by (kind, sign, precision, sizes and
+// strides of the transform and batch dims, planning effort, threads, the
+// arrays' alignment): everything FFTW's new-array execute functions require
+// to be equal between planning and execution (FFTW manual, "New-array
+// Execute Functions"). Planning and destroying plans hold FFTW's planner
+// lock (backends/fftw/fftw_planner.h); execution does not, so calls from
+// several threads run in parallel. With effort "estimate" (the default)
+// FFTW does not touch the arrays while planning, so the call's own arrays
+// are used; "measure" and "patient" time candidate plans on the arrays, so
+// they plan on scratch arrays of the same extent and alignment.
+
+#include <fftw3.h>
+#include <malloc.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "backends/fftw/fftw_planner.h"
+#include "backplane/backends/fft_plan_cache.h"
+#include "backplane/dispatch_checks.h"
+#include "backplane/log.h"
+#include "backplane/runtime.h"
+#include "core/tensor_internal.h"
+#include "ops/fft/fftw_plan.h"
+#include "ops/fft/params.h"
+
+namespace bp::ops::fft {
+namespace fftw_detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Below this many output elements a transform runs on one thread: FFTW's
+// threads cost more than they save on small problems.
+constexpr int64_t kThreadedElements = int64_t{1} << 16;
+
+unsigned effort_flag(int64_t effort) {
+  switch (static_cast<flags::FftPlanningEffort>(effort)) {
+    case flags::FftPlanningEffort::Measure: return FFTW_MEASURE;
+    case flags::FftPlanningEffort::Patient: return FFTW_PATIENT;
+    case flags::FftPlanningEffort::Estimate: break;
+  }
+  return FFTW_ESTIMATE;
+}
+
+int alignment_of(bool single, const void* p) {
+  return single ? fftwf_alignment_of(static_cast<float*>(const_cast<void*>(p)))
+                : fftw_alignment_of(static_cast<double*>(const_cast<void*>(p)));
+}
+
+// Bytes the C heap holds now (to measure what the planner keeps).
+int64_t heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<int64_t>(m.uordblks + m.hblkhd);
+}
+
+template <class Dim>
+std::vector<Dim> to_fftw(const std::vector<Iodim>& dims) {
+  std::vector<Dim> out;
+  for (const Iodim& d : dims) out.push_back(Dim{static_cast<ptrdiff_t>(d.n), static_cast<ptrdiff_t>(d.is), static_cast<ptrdiff_t>(d.os)});
+  return out;
+}
+
+// The FFTW plan for g on arrays in/out; nullptr when FFTW cannot plan it.
+// planner_mutex() held.
+void* plan_on(const Guru& g, void* in, void* out) {
+  const unsigned flags = g.effort | (g.kind == Kind::c2r ? FFTW_DESTROY_INPUT : 0u);
+  const int rank = static_cast<int>(g.dims.size()), hrank = static_cast<int>(g.howmany.size());
+  if (g.single) {
+    if (backends::fftw::threads_ready()) fftwf_plan_with_nthreads(g.threads);
+    const auto dims = to_fftw<fftwf_iodim64>(g.dims);
+    const auto many = to_fftw<fftwf_iodim64>(g.howmany);
+    switch (g.kind) {
+      case Kind::c2c:
+        return fftwf_plan_guru64_dft(rank, dims.data(), hrank, many.data(), static_cast<fftwf_complex*>(in),
+                                     static_cast<fftwf_complex*>(out), g.sign, flags);
+      case Kind::r2c:
+        return fftwf_plan_guru64_dft_r2c(rank, dims.data(), hrank, many.data(), static_cast<float*>(in),
+                                         static_cast<fftwf_complex*>(out), flags);
+      case Kind::c2r:
+        return fftwf_plan_guru64_dft_c2r(rank, dims.data(), hrank, many.data(), static_cast<fftwf_complex*>(in),
+                                         static_cast<float*>(out), flags);
+    }
+  } else {
+    if (backends::fftw::threads_ready()) fftw_plan_with_nthreads(g.threads);
+    const auto dims = to_fftw<fftw_iodim64>(g.dims);
+    const auto many = to_fftw<fftw_iodim64>(g.howmany);
+    switch (g.kind) {
+      case Kind::c2c:
+        return fftw_plan_guru64_dft(rank, dims.data(), hrank, many.data(), static_cast<fftw_complex*>(in),
+                                    static_cast<fftw_complex*>(out), g.sign, flags);
+      case Kind::r2c:
+        return fftw_plan_guru64_dft_r2c(rank, dims.data(), hrank, many.data(), static_cast<double*>(in),
+                                        static_cast<fftw_complex*>(out), flags);
+      case Kind::c2r:
+        return fftw_plan_guru64_dft_c2r(rank, dims.data(), hrank, many.data(), static_cast<fftw_complex*>(in),
+                                        static_cast<double*>(out), flags);
+    }
+  }
+  return nullptr;
+}
+
+// Scratch memory covering a view of `shape`/`strides` with elements of
+// `item` bytes, whose element 0 has FFTW alignment `align` (so a plan made
+// on it executes on the real arrays).
+struct Scratch {
+  StoragePtr storage;
+  void* element0 = nullptr;
+};
+Scratch scratch_for(const Shape& shape, const Shape& strides, int64_t item, int align) {
+  const auto extent = detail::element_extent(shape, strides, "fft", item);
+  const int64_t span = (extent.end - extent.lowest) * item;
+  Scratch s;
+  s.storage = allocate_storage(Device::cpu(), static_cast<std::size_t>(span + 64));
+  char* base = static_cast<char*>(s.storage->data()) + align;
+  std::memset(base, 0, static_cast<std::size_t>(span));
+  s.element0 = base - extent.lowest * item;
+  return s;
+}
+
+std::string dims_text(const std::vector<Iodim>& dims) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i].n);
+  return out + "]";
+}
+
+}  // namespace
+
+std::string Guru::key() const {
+  std::string k;
+  auto put = [&k](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<int64_t>(kind)), put(single), put(sign), put(threads), put(effort), put(align_in), put(align_out);
+  put(static_cast<int64_t>(dims.size()));
+  for (const Iodim& d : dims) put(d.n), put(d.is), put(d.os);
+  for (const Iodim& d : howmany) put(d.n), put(d.is), put(d.os);
+  return k;
+}
+
+std::string Guru::text() const {
+  std::string batch = howmany.empty() ? "" : " batch " + dims_text(howmany);
+  return std::string(kind_name(kind)) + (kind == Kind::c2c ? (sign < 0 ? " forward" : " backward") : "") + " " +
+         (single ? "single" : "double") + " " + dims_text(dims) + batch + ", " + std::to_string(threads) +
+         " thread(s)";
+}
+
+Guru describe(const Params& p, const Shape& in_strides, int align_in, int64_t effort) {
+  Guru g;
+  g.kind = p.kind;
+  g.single = !p.is_double();
+  g.sign = p.forward ? FFTW_FORWARD : FFTW_BACKWARD;
+  g.effort = effort_flag(effort);
+  g.align_in = align_in;
+  g.align_out = alignment_of(g.single, p.out.data());
+  for (std::size_t i = 0; i < p.dims.size(); ++i)
+    g.dims.push_back({p.n[i], in_strides[p.dims[i]], p.out.stride(p.dims[i])});
+  for (int64_t d : batch_dims(p))
+    if (p.out.size(d) != 1) g.howmany.push_back({p.out.size(d), in_strides[d], p.out.stride(d)});
+  const bool threaded = backends::fftw::threads_ready() && p.out.numel() >= kThreadedElements;
+  g.threads = threaded ? get_num_threads() : 1;
+  return g;
+}
+
+Guru describe_call(const Params& p, int64_t effort) {
+  if (p.kind == Kind::c2r)  // the input copy: dense, freshly allocated
+    return describe(p, contiguous_strides(p.in.shape()), 0, effort);
+  return describe(p, p.in.strides(), alignment_of(!p.is_double(), p.in.data()), effort);
+}
+
+Plan::~Plan() {
+  std::lock_guard<std::mutex> lock(backends::fftw::planner_mutex());
+  if (single) fftwf_destroy_plan(static_cast<fftwf_plan>(handle));
+  else fftw_destroy_plan(static_cast<fftw_plan>(handle));
+}
+
+void Plan::execute(void* in, void* out) const {
+  if (single) {
+    switch (kind) {
+      case Kind::c2c:
+        fftwf_execute_dft(static_cast<fftwf_plan>(handle), static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
+        return;
+      case Kind::r2c:
+        fftwf_execute_dft_r2c(static_cast<fftwf_plan>(handle), static_cast<float*>(in), static_cast<fftwf_complex*>(out));
+        return;
+      case Kind::c2r:
+        fftwf_execute_dft_c2r(static_cast<fftwf_plan>(handle), static_cast<fftwf_complex*>(in), static_cast<float*>(out));
+        return;
+    }
+  }
+  switch (kind) {
+    case Kind::c2c:
+      fftw_execute_dft(static_cast<fftw_plan>(handle), static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
+      return;
+    case Kind::r2c:
+      fftw_execute_dft_r2c(static_cast<fftw_plan>(handle), static_cast<double*>(in), static_cast<fftw_complex*>(out));
+      return;
+    case Kind::c2r:
+      fftw_execute_dft_c2r(static_cast<fftw_plan>(handle), static_cast<fftw_complex*>(in), static_cast<double*>(out));
+      return;
+  }
+}
+
+backends::cpu::FftPlanCache::Made make_plan(const Guru& g, const Tensor& in, const Tensor& out) {
+  const bool estimate = g.effort == FFTW_ESTIMATE;
+  // Measuring plans write the arrays: they get scratch ones (Note [FFTW plans]).
+  Scratch si, so;
+  void* pin = in.data();
+  void* pout = out.data();
+  if (!estimate) {
+    si = scratch_for(in.shape(), in.strides(), static_cast<int64_t>(in.itemsize()), g.align_in);
+    so = scratch_for(out.shape(), out.strides(), static_cast<int64_t>(out.itemsize()), g.align_out);
+    pin = si.element0;
+    pout = so.element0;
+  }
+  auto plan = std::make_shared<Plan>();
+  plan->kind = g.kind;
+  plan->single = g.single;
+  plan->threads = g.threads;
+  {
+    std::lock_guard<std::mutex> lock(backends::fftw::planner_mutex());
+    const int64_t heap0 = heap_bytes();
+    const auto t0 = Clock::now();
+    plan->handle = plan_on(g, pin, pout);
+    plan->plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    plan->bytes = std::max<int64_t>(0, heap_bytes() - heap0);
+  }
+  if (plan->handle == nullptr)  // nothing to destroy: FFTW's destroy takes a null plan
+    throw_runtime("fft", "fft: FFTW could not plan " + g.text() + " (fftw:dft)");
+  return {std::static_pointer_cast<void>(plan), plan->bytes};
+}
+
+}  // namespace fftw_detail
+
+namespace {
+
+using namespace fftw_detail;
+
+void run(const Params& p) {
+  const int64_t effort = flags::get_raw(flags::Id::cpu_fft_planning_effort);
+  // FFTW's c2r overwrites its input: it gets a copy (conjugated for hfft).
+  const Tensor in = p.kind == Kind::c2r ? complex_copy(p.in, p.dtype, p.conj_in) : p.in;
+  Tensor out = p.out;
+  const Guru g = describe_call(p, effort);
+  bool cached = true;
+  auto& cache = backends::cpu::fft_plan_cache();
+  const auto plan = std::static_pointer_cast<Plan>(
+      cache.get_or_create_sized(g.key(), [&] { return make_plan(g, in, out); }, &cached));
+  plan->execute(in.data(), out.data());
+  scale_and_conj(out, p.scale, p.conj_out);
+  if (!cached && flags::get_raw(flags::Id::generic_trace) != 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " planned in %.3f ms (effort %s, %lld bytes); cpu.fft_plan_cache holds %zu",
+                  plan->plan_ms, flags::format(flags::Id::cpu_fft_planning_effort, effort).c_str(),
+                  static_cast<long long>(plan->bytes), cache.size());
+    log::trace("plan fft: fftw:dft " + g.text() + buf);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> fftw_plan_notes(const Params& p) {
+  if (!p.device.is_cpu() || p.out.numel() == 0 || p.dims.empty()) return {};
+  const int64_t effort = flags::get_raw(flags::Id::cpu_fft_planning_effort);
+  const std::string effort_text = "'" + flags::format(flags::Id::cpu_fft_planning_effort, effort) + "'";
+  auto& cache = backends::cpu::fft_plan_cache();
+  const Guru g = describe_call(p, effort);
+  if (cache.max_size() == 0)
+    return {"fftw:dft: cpu.fft_plan_cache.max_size = 0: every call plans anew (" + g.text() + ", effort " +
+            effort_text + ") and keeps nothing"};
+  if (const auto held = std::static_pointer_cast<Plan>(cache.peek(g.key()))) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f ms", held->plan_ms);
+    return {"fftw:dft: the plan is cached in cpu.fft_plan_cache (" + g.text() + ", effort " + effort_text +
+            ", planned in " + buf + ")"};
+  }
+  return {"fftw:dft: the plan is not cached: the first call plans it (" + g.text() + ", effort " + effort_text +
+          ", cpu.fft_planning_effort) and keeps it in cpu.fft_plan_cache"};
+}
+
+std::unique_ptr<dispatch::Implementation> make_fftw() {
+  std::vector<dispatch::Check<Params>> checks;
+  checks.push_back(dispatch::checks::dtype_in<Params>({DType::c64, DType::c128}));
+  dispatch::Properties props;
+  props.workspace = "the plan (cpu.fft_plan_cache); a copy of a c2r input";
+  return std::make_unique<dispatch::Impl<Params>>("fftw:dft", "fftw", props, std::move(checks), run,
+                                                  std::vector<flags::Id>{flags::Id::cpu_fft_planning_effort});
+}
+
+}  // namespace bp::ops::fft

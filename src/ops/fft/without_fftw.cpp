@@ -1,0 +1,14 @@
+// What the fft op asks of FFTW in a build without it: no plan notes and no
+// bare-execute measurement (fft_fftw.cpp and bench_extras_fftw.cpp otherwise).
+
+#include "backplane_build_config.h"
+#include "ops/fft/params.h"
+
+namespace bp::ops::fft {
+
+#if !BP_HAVE_FFTW
+std::vector<std::string> fftw_plan_notes(const Params&) { return {}; }
+std::vector<std::pair<std::string, double>> bench_extras() { return {}; }
+#endif
+
+}  // namespace bp::ops::fft
