@@ -20,6 +20,8 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <complex>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/fftw/fftw_planner.h"
@@ -206,6 +208,136 @@ void Plan::execute(void* in, void* out) const {
   }
 }
 
+namespace {
+
+// A plan of g on arrays in/out, planner_mutex() held; its handle is null
+// when FFTW cannot plan it.
+std::shared_ptr<Plan> raw_plan(const Guru& g, void* in, void* out) {
+  auto plan = std::make_shared<Plan>();
+  plan->kind = g.kind;
+  plan->single = g.single;
+  plan->threads = g.threads;
+  plan->handle = plan_on(g, in, out);
+  return plan;
+}
+
+// Whether g is planned as passes (Note [Buffered passes]).
+bool wants_passes(const Guru& g) {
+  if (g.kind != Kind::c2c || g.effort != FFTW_ESTIMATE) return false;
+  for (const Iodim& d : g.dims)
+    if (d.n > 1 && d.os != 1) return true;
+  return false;
+}
+
+// The buffer's row length for lines of n points: padded by a cache line so
+// that power-of-two lengths do not map every row to the same cache sets.
+int64_t row_of(int64_t n) { return n + 8; }
+
+// 64-byte aligned scratch (fftw_alignment_of 0, as the buffers plans were made on).
+struct Aligned {
+  void* p;
+  explicit Aligned(std::size_t bytes) : p(std::aligned_alloc(64, (bytes + 63) / 64 * 64)) {
+    if (p == nullptr) throw_runtime("fft", "fft: out of memory for a " + std::to_string(bytes) + "-byte buffer");
+  }
+  ~Aligned() { std::free(p); }
+  Aligned(const Aligned&) = delete;
+  Aligned& operator=(const Aligned&) = delete;
+};
+
+// The pass plans of g (Note [Buffered passes]); planner_mutex() held.
+// False when FFTW cannot plan one of them.
+bool plan_passes(const Guru& g, void* in, void* out, Plan& whole, std::vector<std::shared_ptr<Plan>>& made) {
+  whole.passes_only = true;
+  const Iodim* last = nullptr;
+  for (const Iodim& d : g.dims)
+    if (d.n > 1 && d.os == 1) last = &d;
+  int64_t total = 1;
+  for (const Iodim& d : g.dims) total *= d.n;
+  for (const Iodim& d : g.howmany) total *= d.n;
+  if (last != nullptr) {  // the first pass: along the output's rows, from the input
+    Guru rows = g;
+    rows.dims = {*last};
+    rows.howmany = g.howmany;
+    for (const Iodim& d : g.dims)
+      if (&d != last && d.n > 1) rows.howmany.push_back(d);
+    whole.handle = plan_on(rows, in, out);
+    if (whole.handle == nullptr) return false;
+  }
+  const std::size_t item = g.single ? 8 : 16;
+  for (const Iodim& d : g.dims) {
+    if (d.n <= 1 || &d == last) continue;
+    Pass pass;
+    pass.n = d.n;
+    pass.inner = d.os;  // the output is dense: a dim's stride is the product of the sizes after it
+    pass.outer = total / (pass.n * pass.inner);
+    const int64_t cols = std::min(kBlockColumns, pass.inner);
+    Aligned buf(static_cast<std::size_t>(cols * row_of(pass.n)) * item);
+    auto block_guru = [&](int64_t columns) {
+      Guru b;
+      b.kind = Kind::c2c;
+      b.single = g.single;
+      b.sign = g.sign;
+      b.effort = g.effort;
+      b.dims = {{pass.n, 1, 1}};
+      b.howmany = {{columns, row_of(pass.n), row_of(pass.n)}};
+      return b;
+    };
+    pass.block = raw_plan(block_guru(cols), buf.p, buf.p);
+    made.push_back(pass.block);
+    if (pass.inner % cols != 0) {
+      pass.tail = raw_plan(block_guru(pass.inner % cols), buf.p, buf.p);
+      made.push_back(pass.tail);
+    }
+    whole.passes.push_back(std::move(pass));
+  }
+  for (const auto& part : made)
+    if (part->handle == nullptr) return false;
+  return true;
+}
+
+template <class T>
+void run_pass(const Pass& pass, T* data, int threads) {
+  const int64_t cols = std::min(kBlockColumns, pass.inner);
+  const int64_t blocks_per_outer = (pass.inner + cols - 1) / cols;
+  const int64_t blocks = pass.outer * blocks_per_outer;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int64_t row = row_of(pass.n);
+    Aligned buf(static_cast<std::size_t>(cols * row) * sizeof(T));
+    T* b = static_cast<T*>(buf.p);
+#pragma omp for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int64_t o = blk / blocks_per_outer, i0 = (blk % blocks_per_outer) * cols;
+      const int64_t width = std::min(cols, pass.inner - i0);
+      T* base = data + o * pass.n * pass.inner + i0;
+      for (int64_t k = 0; k < pass.n; ++k)
+        for (int64_t c = 0; c < width; ++c) b[c * row + k] = base[k * pass.inner + c];
+      (width == cols ? pass.block : pass.tail)->execute(b, b);
+      for (int64_t k = 0; k < pass.n; ++k)
+        for (int64_t c = 0; c < width; ++c) base[k * pass.inner + c] = b[c * row + k];
+    }
+  }
+}
+
+}  // namespace
+
+void Plan::run(const Tensor& in, const Tensor& out) const {
+  if (!passes_only) {
+    execute(in.data(), out.data());
+    return;
+  }
+  if (handle != nullptr) {
+    execute(in.data(), out.data());
+  } else {
+    Tensor o = out;
+    o.copy_from(in);
+  }
+  for (const Pass& pass : passes) {
+    if (single) run_pass(pass, static_cast<std::complex<float>*>(out.data()), threads);
+    else run_pass(pass, static_cast<std::complex<double>*>(out.data()), threads);
+  }
+}
+
 backends::cpu::FftPlanCache::Made make_plan(const Guru& g, const Tensor& in, const Tensor& out) {
   const bool estimate = g.effort == FFTW_ESTIMATE;
   // Measuring plans write the arrays: they get scratch ones (Note [FFTW plans]).
@@ -222,15 +354,23 @@ backends::cpu::FftPlanCache::Made make_plan(const Guru& g, const Tensor& in, con
   plan->kind = g.kind;
   plan->single = g.single;
   plan->threads = g.threads;
+  // Sub-plans live outside the lock's scope: their destructors take it.
+  std::vector<std::shared_ptr<Plan>> parts;
+  bool ok = true;
   {
     std::lock_guard<std::mutex> lock(backends::fftw::planner_mutex());
     const int64_t heap0 = heap_bytes();
     const auto t0 = Clock::now();
-    plan->handle = plan_on(g, pin, pout);
+    if (wants_passes(g)) {
+      ok = plan_passes(g, pin, pout, *plan, parts);
+    } else {
+      plan->handle = plan_on(g, pin, pout);
+      ok = plan->handle != nullptr;
+    }
     plan->plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     plan->bytes = std::max<int64_t>(0, heap_bytes() - heap0);
   }
-  if (plan->handle == nullptr)  // nothing to destroy: FFTW's destroy takes a null plan
+  if (!ok)  // nothing to destroy: FFTW's destroy takes a null plan
     throw_runtime("fft", "fft: FFTW could not plan " + g.text() + " (fftw:dft)");
   return {std::static_pointer_cast<void>(plan), plan->bytes};
 }
@@ -251,7 +391,7 @@ void run(const Params& p) {
   auto& cache = backends::cpu::fft_plan_cache();
   const auto plan = std::static_pointer_cast<Plan>(
       cache.get_or_create_sized(g.key(), [&] { return make_plan(g, in, out); }, &cached));
-  plan->execute(in.data(), out.data());
+  plan->run(in, out);
   scale_and_conj(out, p.scale, p.conj_out);
   if (!cached && flags::get_raw(flags::Id::generic_trace) != 0) {
     char buf[160];
