@@ -8,6 +8,7 @@ void register_implementations() {
   fill_matmul();
   fill_sdpa_cudnn();
   fill_sdpa_math();
+  fill_fft();
 }
 
 }  // namespace bp::cuda_impl

@@ -24,7 +24,7 @@ CufftPlanCache& cufft_plan_cache(int index) {
   static std::vector<std::unique_ptr<CufftPlanCache>> caches;
   std::call_once(once, [] {
     for (int i = 0, n = visible_devices(); i < n; ++i)
-      caches.push_back(std::make_unique<CufftPlanCache>("cuFFT plan cache", kCufftPlanCacheDefaultMaxSize));
+      caches.push_back(std::make_unique<CufftPlanCache>("cuFFT plan cache", kCufftPlanCacheDefaultMaxSize, Device::cuda(i)));
   });
   const int count = static_cast<int>(caches.size());
   if (index < 0 || index >= count) {

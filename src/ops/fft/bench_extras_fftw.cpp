@@ -54,7 +54,7 @@ std::vector<std::pair<std::string, double>> bench_extras() {
     const auto plan = std::static_pointer_cast<fftw_detail::Plan>(backends::cpu::fft_plan_cache().peek(key));
     if (!plan) continue;  // caching disabled: nothing to compare
     const double op_us = best_us(c.iterations, [&] { (void)run(e.prepare(args)); });
-    const double bare_us = best_us(c.iterations, [&] { plan->execute(p.in.data(), p.out.data()); });
+    const double bare_us = best_us(c.iterations, [&] { plan->run(p.in, p.out); });
     out.emplace_back(std::string(c.name) + " op call", op_us);
     out.emplace_back(std::string(c.name) + " bare execute", bare_us);
     out.emplace_back(std::string(c.name) + " ratio", op_us / bare_us);
