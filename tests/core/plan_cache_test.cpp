@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "backplane/plan_cache.h"
+#include "backplane/runtime.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -68,6 +73,94 @@ TEST(PlanCache, NegativeMaxSizeIsRefused) {
   EXPECT_EQ(c.max_size(), 4);
   c.clear();
   EXPECT_EQ(c.size(), 0u);
+}
+
+}  // namespace
+
+namespace {
+
+using SizedCache = bp::PlanCache<int, int>;
+
+std::function<SizedCache::Made()> sized(int value, int64_t bytes, int* made) {
+  return [value, bytes, made] {
+    ++*made;
+    return SizedCache::Made{std::make_shared<int>(value), bytes};
+  };
+}
+
+TEST(PlanCache, BytesAreCountedAndBounded) {
+  SizedCache c("test cache", 10, bp::Device::cpu());
+  int made = 0;
+  bool cached = true;
+  c.get_or_create_sized(1, sized(1, 100, &made), &cached);
+  EXPECT_FALSE(cached);
+  c.get_or_create_sized(2, sized(2, 50, &made), &cached);
+  c.get_or_create_sized(1, sized(1, 100, &made), &cached);
+  EXPECT_TRUE(cached);
+  EXPECT_EQ(c.bytes(), 150);
+  c.set_max_bytes(120);  // evicts 2, the least recently used
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_EQ(c.bytes(), 100);
+  EXPECT_NE(c.peek(1), nullptr);
+  EXPECT_EQ(c.peek(2), nullptr);
+  c.get_or_create_sized(3, sized(3, 60, &made));  // 100 + 60 > 120: 1 goes
+  EXPECT_EQ(c.peek(1), nullptr);
+  EXPECT_EQ(c.bytes(), 60);
+  made = 0;
+  c.get_or_create_sized(4, sized(4, 500, &made));  // larger than the bound: used, not kept
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(c.peek(4), nullptr);
+  EXPECT_EQ(c.bytes(), 60);
+  EXPECT_THROW(c.set_max_bytes(-1), bp::Error);
+  c.clear();
+  EXPECT_EQ(c.bytes(), 0);
+}
+
+TEST(PlanCache, PeekLeavesOrderAndCountsAlone) {
+  SizedCache c("test cache", 2);
+  int made = 0;
+  c.get_or_create_sized(1, sized(1, 0, &made));
+  c.get_or_create_sized(2, sized(2, 0, &made));
+  EXPECT_NE(c.peek(1), nullptr);  // not a use: 1 stays the least recently used
+  EXPECT_EQ(c.hits(), 0u);
+  c.get_or_create_sized(3, sized(3, 0, &made));
+  EXPECT_EQ(c.peek(1), nullptr);
+  EXPECT_NE(c.peek(2), nullptr);
+}
+
+TEST(PlanCache, PlanBytesShowInMemoryStats) {
+  const bp::Device dev = bp::Device::cuda(7);  // no real device needed: the count is the cache's
+  const int64_t before = bp::memory_stats(dev).plan_bytes;
+  {
+    SizedCache c("test cache", 4, dev);
+    int made = 0;
+    c.get_or_create_sized(1, sized(1, 1234, &made));
+    EXPECT_EQ(bp::memory_stats(dev).plan_bytes, before + 1234);
+  }
+  EXPECT_EQ(bp::memory_stats(dev).plan_bytes, before);
+}
+
+TEST(PlanCache, ConcurrentCallersAllGetAPlan) {
+  SizedCache c("test cache", 8);
+  std::atomic<int> made{0};
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const int key = (i + t) % 12;
+        auto p = c.get_or_create_sized(key, [&] {
+          ++made;
+          return SizedCache::Made{std::make_shared<int>(key), 1};
+        });
+        if (*p != key) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LE(c.size(), 8u);
+  EXPECT_EQ(c.bytes(), static_cast<int64_t>(c.size()));
+  EXPECT_EQ(c.hits() + c.misses(), 8u * 200u);
 }
 
 }  // namespace

@@ -1,0 +1,160 @@
+// The fft op from C++: fftw:dft against the reference (ref:any) on each
+// kind, odd/prime/power-of-two sizes and strided views; the plan cache
+// (hits, LRU eviction, max_size 0, clear); concurrent calls from several
+// threads while planning is serialised; cufft:dft's checks without a GPU.
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <thread>
+
+#include "backplane/backends/fft_plan_cache.h"
+#include "backplane/dispatch.h"
+#include "backplane/op_spec.h"
+#include "backplane_build_config.h"
+#include "ops/fft/checks_cuda.h"
+#include "ops/fft/params.h"
+
+namespace bp::ops {
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+Tensor complex_random(const Shape& shape, DType dtype, unsigned seed) {
+  Shape pairs = shape;
+  pairs.push_back(2);
+  const Tensor r = random_tensor(pairs, dtype == DType::c128 ? DType::f64 : DType::f32, seed);
+  return Tensor::from_storage(r.storage(), shape, contiguous_strides(shape), 0, dtype);
+}
+
+Tensor call(const std::string& name, std::vector<std::pair<std::string, ArgValue>> kw, const char* impl) {
+  dispatch::ImplementationsGuard g("fft", {impl});
+  const EntrySpec& e = entry(name);
+  return std::get<Tensor>(run(e.prepare(bind(e, {}, std::move(kw)))));
+}
+
+double max_rel_diff(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(DType::c128).contiguous(), y = b.to(DType::c128).contiguous();
+  EXPECT_EQ(x.shape(), y.shape());
+  double diff = 0, scale = 1;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    diff = std::max(diff, std::abs(x.data_ptr<cd>()[i] - y.data_ptr<cd>()[i]));
+    scale = std::max(scale, std::abs(y.data_ptr<cd>()[i]));
+  }
+  return diff / scale;
+}
+
+#if BP_HAVE_FFTW
+class FftwAgainstReference : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(FftwAgainstReference, EveryKindAndNorm) {
+  const int64_t n = GetParam();
+  for (DType dt : {DType::c64, DType::c128}) {
+    const double tol = dt == DType::c64 ? 2e-5 : 1e-11;
+    const Tensor x = complex_random({3, n}, dt, 1);
+    const Tensor r = x.to(dt == DType::c64 ? DType::f32 : DType::f64);
+    for (const char* norm : {"backward", "ortho", "forward"}) {
+      for (const char* name : {"fft", "ifft", "irfft", "hfft"}) {
+        auto kw = [&] { return std::vector<std::pair<std::string, ArgValue>>{{"input", x}, {"norm", std::string(norm)}, {"n", n}}; };
+        EXPECT_LE(max_rel_diff(call(name, kw(), "fftw:dft"), call(name, kw(), "ref:any")), tol) << name << " " << n;
+      }
+      for (const char* name : {"rfft", "ihfft"}) {
+        auto kw = [&] { return std::vector<std::pair<std::string, ArgValue>>{{"input", r}, {"norm", std::string(norm)}}; };
+        EXPECT_LE(max_rel_diff(call(name, kw(), "fftw:dft"), call(name, kw(), "ref:any")), tol) << name << " " << n;
+      }
+    }
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Sizes, FftwAgainstReference, ::testing::Values(1, 2, 3, 7, 8, 15, 16, 31, 60, 64, 101, 256));
+
+TEST(Fft, StridedAndMultiDimensionalViews) {
+  const Tensor base = complex_random({6, 10, 8}, DType::c64, 2);
+  for (const Tensor& v : {base.slice(1, 0, 10, 3), base.transpose(0, 2), base.slice(0, std::nullopt, std::nullopt, -1)}) {
+    for (std::vector<int64_t> dims : {std::vector<int64_t>{0}, {1}, {2}, {0, 2}, {0, 1, 2}}) {
+      auto kw = [&] { return std::vector<std::pair<std::string, ArgValue>>{{"input", v}, {"dim", dims}}; };
+      EXPECT_LE(max_rel_diff(call("fftn", kw(), "fftw:dft"), call("fftn", kw(), "ref:any")), 2e-5);
+      EXPECT_LE(max_rel_diff(call("ifftn", kw(), "fftw:dft"), call("ifftn", kw(), "ref:any")), 2e-5);
+    }
+  }
+}
+
+TEST(FftPlanCache, HitsEvictionAndDisabling) {
+  auto& cache = backends::cpu::fft_plan_cache();
+  const int64_t keep = cache.max_size();
+  cache.clear();
+  cache.set_max_size(2);
+  auto fft = [](int64_t n) { (void)call("fft", {{"input", complex_random({n}, DType::c64, 3)}}, "fftw:dft"); };
+  const uint64_t misses0 = cache.misses();
+  fft(16), fft(16);
+  EXPECT_EQ(cache.misses(), misses0 + 1);
+  fft(32), fft(48);  // 16 is the least recently used: evicted
+  EXPECT_EQ(cache.size(), 2u);
+  fft(48);
+  EXPECT_EQ(cache.misses(), misses0 + 3);
+  fft(16);
+  EXPECT_EQ(cache.misses(), misses0 + 4);
+  cache.set_max_size(0);
+  EXPECT_EQ(cache.size(), 0u);
+  fft(16), fft(16);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.misses(), misses0 + 6);
+  cache.set_max_size(keep);
+  cache.clear();
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(FftPlanCache, ConcurrentCallsAreCorrectWhilePlanningIsSerialised) {
+  backends::cpu::fft_plan_cache().clear();
+  std::vector<int64_t> sizes = {12, 17, 64, 100, 243, 256, 1000, 97};
+  std::vector<Tensor> inputs, expected;
+  for (int64_t n : sizes) {
+    inputs.push_back(complex_random({4, n}, DType::c128, static_cast<unsigned>(n)));
+    expected.push_back(call("fft", {{"input", inputs.back()}}, "ref:any"));
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 40; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i * 7 + t) % sizes.size();
+        if (max_rel_diff(call("fft", {{"input", inputs[k]}}, "fftw:dft"), expected[k]) > 1e-11) ++bad;
+        if (i % 13 == 0) backends::cpu::fft_plan_cache().clear();  // plans die while others run
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+#endif
+
+TEST(FftCudaChecks, RankAndDtype) {
+  auto p = std::make_shared<fft::Params>();
+  p->dtype = DType::c64;
+  p->dims = {0, 1, 2, 3};
+  p->n = {2, 2, 2, 2};
+  dispatch::Reasons r(true);
+  bool ok = true;
+  for (const auto& c : fft::cuda_checks::cufft_checks()) {
+    r.begin_check(c.name);
+    ok = c.fn(*p, r) && ok;
+  }
+  EXPECT_FALSE(ok);
+  ASSERT_EQ(r.list().size(), 1u);
+  EXPECT_EQ(r.list()[0].check, "rank");
+}
+
+TEST(FftEntries, ErrorsNameTheEntryAndArgument) {
+  const Tensor x = complex_random({4}, DType::c64, 4);
+  const EntrySpec& e = entry("fft");
+  try {
+    (void)run(e.prepare(bind(e, {}, {{"input", x}, {"n", int64_t{0}}})));
+    FAIL();
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("Invalid number of data points (0)"), std::string::npos);
+  }
+  const EntrySpec& r = entry("rfft");
+  EXPECT_THROW((void)run(r.prepare(bind(r, {}, {{"input", x}}))), Error);
+}
+
+}  // namespace
+}  // namespace bp::ops
