@@ -1,0 +1,81 @@
+// direct:avx512 / avx2 / generic: Backplane's direct convolution kernels
+// (src/kernels/cpu/conv_direct.h), one entry per ISA variant, for every
+// forward problem. Strongest where a lowering to GEMM wastes work: depthwise
+// layers (vectors along the channels) and small channel counts.
+//
+// The kernels read channels-last fp32: other layouts and dtypes are staged
+// (a channels-last fp32 copy of the input; the output computed in fp32 and
+// rounded into place), so f16 / bf16 accumulate in fp32. Availability is the
+// hardware's answer; the CPU-capability cap (ATEN_CPU_CAPABILITY) is a check,
+// so explain shows it. Deterministic: one thread sums each output in a fixed
+// order, independent of the thread count.
+
+#include "backplane/dispatch_checks.h"
+#include "ops/conv/checks.h"
+#include "ops/conv/impls.h"
+#include "ops/conv/params.h"
+
+namespace bp::ops::conv {
+namespace {
+
+using kernels::cpu::ConvIsa;
+
+kernels::cpu::ConvShape shape_of(const Params& p) {
+  kernels::cpu::ConvShape s{p.n, p.c, p.k, p.groups, {}, {}, {}, {}, {}, {}};
+  for (int a = 0; a < 3; ++a) {
+    s.in[a] = p.in[a], s.kernel[a] = p.kernel[a], s.out[a] = p.outs[a];
+    s.stride[a] = p.stride[a], s.pad[a] = p.pad[a], s.dilation[a] = p.dilation[a];
+  }
+  return s;
+}
+
+template <ConvIsa Isa>
+void run(const Params& p) {
+  const Tensor x = dense_5d(p.x, DType::f32, true);
+  const Tensor w = p.w.to(DType::f32).contiguous();
+  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
+  const bool direct_out = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
+  Tensor out = direct_out ? p.out : empty_5d(p.out.shape(), DType::f32, true);
+  kernels::cpu::direct_conv_f32(Isa, shape_of(p), x.data_ptr<float>(), w.data_ptr<float>(),
+                                bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>());
+  if (!direct_out) {
+    Tensor target = p.out;
+    target.copy_from(out);
+  }
+}
+
+std::optional<dispatch::Availability> hardware(ConvIsa isa) {
+  if (kernels::cpu::conv_isa_supported(isa)) return dispatch::Availability{true, true, ""};
+  return dispatch::Availability{true, false,
+                                std::string("not available: this CPU lacks the ") + kernels::cpu::conv_isa_name(isa) +
+                                    " instructions"};
+}
+
+template <ConvIsa Isa>
+std::unique_ptr<dispatch::Implementation> make() {
+  using namespace dispatch::checks;
+  using backends::cpu::CpuCapability;
+  std::vector<dispatch::Check<Params>> list;
+  list.push_back(dtype_in<Params>({DType::f16, DType::bf16, DType::f32}));
+  if constexpr (Isa == ConvIsa::avx512) list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx512));
+  if constexpr (Isa == ConvIsa::avx2) list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx2));
+  list.push_back({"transposed", checks::forward_only});
+  dispatch::Properties props;
+  props.workspace = "packed weights; a channels-last fp32 copy of input / output when they are not";
+  return std::make_unique<dispatch::Impl<Params>>(std::string("direct:") + kernels::cpu::conv_isa_name(Isa), "cpu",
+                                                  props, std::move(list), run<Isa>, std::vector<flags::Id>{},
+                                                  [] { return hardware(Isa); });
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_direct(ConvIsa isa) {
+  switch (isa) {
+    case ConvIsa::avx512: return make<ConvIsa::avx512>();
+    case ConvIsa::avx2: return make<ConvIsa::avx2>();
+    case ConvIsa::generic: return make<ConvIsa::generic>();
+  }
+  throw_bad_value("make_direct", kernels::cpu::conv_isa_name(isa), "a ConvIsa");
+}
+
+}  // namespace bp::ops::conv
