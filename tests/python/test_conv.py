@@ -19,6 +19,8 @@ F = backplane.nn.functional
 IMPLS = [i.name for i in backends.list_implementations("conv") if i.available and i.backend not in ("cuda", "cudnn")]
 DTYPES = {"float32": (np.float32, 2e-6), "float64": (np.float64, 1e-13),
           "float16": (np.float16, 2e-3), "bfloat16": (ml_dtypes.bfloat16, 1.6e-2)}
+# Winograd's transforms round more than a direct sum does (conv_winograd.h).
+TOL_FACTOR = {"winograd:f4x3": 16}
 FUNCS = {(1, False): F.conv1d, (2, False): F.conv2d, (3, False): F.conv3d,
          (1, True): F.conv_transpose1d, (2, True): F.conv_transpose2d, (3, True): F.conv_transpose3d}
 
@@ -78,6 +80,13 @@ FIXED = [  # tile edges, 1x1, depthwise, 3x3 unit stride, a large stride
          dilation=(1, 1), padding="same", bias=True, layout="channels_last"),
     dict(spatial=2, transposed=False, n=1, c=4, k=4, groups=1, kernel=(2, 4), sizes=(6, 9), stride=(1, 1),
          dilation=(2, 1), padding="same", bias=True, layout="dense"),
+    # Winograd's domain: tiles cut by the edges, every padding, channel tails
+    dict(spatial=2, transposed=False, n=2, c=21, k=35, groups=1, kernel=(3, 3), sizes=(13, 9), stride=(1, 1),
+         dilation=(1, 1), padding=(0, 2), bias=True, layout="channels_last"),
+    dict(spatial=2, transposed=False, n=1, c=3, k=5, groups=1, kernel=(3, 3), sizes=(3, 4), stride=(1, 1),
+         dilation=(1, 1), padding=(1, 0), bias=False, layout="strided"),
+    dict(spatial=2, transposed=False, n=3, c=8, k=16, groups=1, kernel=(3, 3), sizes=(16, 12), stride=(1, 1),
+         dilation=(1, 1), padding=(2, 1), bias=True, layout="dense"),
 ]
 
 CASES = FIXED + make_cases(1, 14, 2, False) + make_cases(2, 6, 1, False) + make_cases(3, 5, 3, False) + \
@@ -147,6 +156,7 @@ def case_id(case):
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_every_implementation_matches_the_oracle_or_says_why(impl, dtype):
     np_dtype, tol = DTYPES[dtype]
+    tol *= TOL_FACTOR.get(impl, 1) if dtype in ("float32", "float64") else 1
     rng = np.random.default_rng(7)
     ran = 0
     with backends.implementations("conv", impl):
@@ -169,3 +179,16 @@ def test_every_implementation_matches_the_oracle_or_says_why(impl, dtype):
     print(impl, dtype, "ran", ran, "of", len(CASES))
     if impl in ("ref:any", "im2col:gemm"):
         assert ran == len(CASES)  # these accept every valid problem they claim
+
+
+def test_winograd_over_several_tile_blocks():
+    """Enough tiles (and wide enough channels) that the tiles go through in several blocks."""
+    if "winograd:f4x3" not in IMPLS:
+        pytest.skip("winograd:f4x3 not available")
+    rng = np.random.default_rng(3)
+    x = layout(rand((1, 256, 50, 47), np.float32, rng), "channels_last", rng)
+    w = rand((256, 256, 3, 3), np.float32, rng) / 16
+    b = rand((256,), np.float32, rng)
+    with backends.implementations("conv", "winograd:f4x3"):
+        got = F.conv2d(x, w, b, padding=1).numpy()
+    assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], 256 * 9)

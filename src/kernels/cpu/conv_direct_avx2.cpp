@@ -2,24 +2,10 @@
 // ymm registers (AVX2 + FMA): 6 points x 2 vectors = 12 accumulators of the
 // 16 registers, or 12 x 1 for groups of at most 8 output channels.
 
-#include <immintrin.h>
-
 #include "kernels/cpu/conv_direct_impl.h"
+#include "kernels/cpu/conv_vec.h"
 
 namespace bp::kernels::cpu::detail {
-namespace {
-
-struct Ymm {
-  using R = __m256;
-  static constexpr int L = 8;
-  static R zero() { return _mm256_setzero_ps(); }
-  static R load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
-  static R set1(float x) { return _mm256_set1_ps(x); }
-  static R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
-};
-
-}  // namespace
 
 void direct_conv_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   const int64_t kg = s.k / s.groups;

@@ -3,24 +3,10 @@
 // channels) = 24 accumulators for wide groups, 12 x 2 or 14 x 1 for narrow
 // ones, so few lanes are wasted on padding.
 
-#include <immintrin.h>
-
 #include "kernels/cpu/conv_direct_impl.h"
+#include "kernels/cpu/conv_vec.h"
 
 namespace bp::kernels::cpu::detail {
-namespace {
-
-struct Zmm {
-  using R = __m512;
-  static constexpr int L = 16;
-  static R zero() { return _mm512_setzero_ps(); }
-  static R load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
-  static R set1(float x) { return _mm512_set1_ps(x); }
-  static R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
-};
-
-}  // namespace
 
 void direct_conv_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   const int64_t kg = s.k / s.groups;

@@ -4,33 +4,12 @@
 // every CPU, and the entry point that picks an ISA's kernels.
 
 #include "kernels/cpu/conv_direct_impl.h"
+#include "kernels/cpu/conv_vec.h"
 
 #include "backplane/error.h"
 
 namespace bp::kernels::cpu {
 namespace detail {
-namespace {
-
-struct Quad {
-  struct R {
-    float v[4];
-  };
-  static constexpr int L = 4;
-  static R zero() { return R{}; }
-  static R load(const float* p) {
-    R r;
-    std::memcpy(r.v, p, sizeof r.v);
-    return r;
-  }
-  static void store(float* p, R v) { std::memcpy(p, v.v, sizeof v.v); }
-  static R set1(float x) { return R{{x, x, x, x}}; }
-  static R fma(R a, R b, R c) {
-    for (int i = 0; i < 4; ++i) c.v[i] += a.v[i] * b.v[i];
-    return c;
-  }
-};
-
-}  // namespace
 
 void direct_conv_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   if (s.groups == s.c && s.groups == s.k) return depthwise<Quad, 4>(s, x, w, bias, out);

@@ -10,16 +10,20 @@
 //   w[c, tap]. Vectors run along c; a block of OWB output points keeps its
 //   OWB accumulators in registers across every tap, and each weight vector
 //   load serves OWB fused multiply-adds.
+//   Output points whose taps all lie inside the input (the interior, along
+//   W) go through the blocked loop, the border points one at a time with
+//   bounds checks; rows (D, H) outside the input are skipped.
 // - General: out[.., g*kg + j] = sum over taps and ci of x[.., g*cg + ci] *
 //   w[g*kg + j, ci, tap]. The weight is packed as [g][j block][tap][ci][JB*L]
 //   (zero-padded past kg), so the innermost loop (over ci) reads JB weight
 //   vectors in sequence; OWB output points share them, each broadcasting its
 //   input value: OWB * JB accumulators, JB + OWB loads per OWB * JB FMAs.
-// Output points whose taps all lie inside the input (the interior, along W)
-// go through the blocked loop; the border points one at a time with bounds
-// checks. Rows (D, H) outside the input are skipped. One thread computes
-// each output, summing taps then channels in a fixed order, so results are
-// independent of the thread count.
+//   The input's zero padding is written out first (one pass, small next to
+//   the arithmetic), so every tap of every point is inside it, each point of
+//   a block keeps its own input pointer, and a block of points may span
+//   output rows: small images (7 x 7) fill whole blocks too.
+// One thread computes each output, summing taps then channels in a fixed
+// order, so results are independent of the thread count.
 
 #include <algorithm>
 #include <cstring>
@@ -28,10 +32,17 @@
 #include "backplane/tensor.h"
 #include "core/threads.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/scratch.h"
 
 namespace bp::kernels::cpu::detail {
 
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// How far the last output's last tap reaches past the input along axis a
+// (the back padding the kernel needs; <= 0 when none).
+inline int64_t padded_reach(const ConvShape& s, int a) {
+  return (s.out[a] - 1) * s.stride[a] - s.pad[a] + (s.kernel[a] - 1) * s.dilation[a] + 1 - s.in[a];
+}
 
 // Outputs along W whose every tap lies in [0, in W): [lo, hi).
 inline void interior_w(const ConvShape& s, int64_t& lo, int64_t& hi) {
@@ -131,95 +142,117 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
   }
 }
 
+// The input with its zero padding written out, [n][Dp][Hp][Wp][c], so every
+// tap of every output lies inside it (null work when there is no padding:
+// x itself is returned).
+inline const float* padded_input(const ConvShape& s, const float* x, int64_t (&dims)[3]) {
+  for (int a = 0; a < 3; ++a) dims[a] = s.in[a] + s.pad[a] + std::max<int64_t>(0, padded_reach(s, a));
+  if (dims[0] == s.in[0] && dims[1] == s.in[1] && dims[2] == s.in[2] && !s.pad[0] && !s.pad[1] && !s.pad[2])
+    return x;
+  const int64_t C = s.c, rows = s.n * dims[0] * dims[1];
+  float* buf = scratch(ScratchSlot::direct_input, static_cast<std::size_t>(rows * dims[2] * C));
+  const int team = threads::team_size(std::min<int64_t>(rows, rows * dims[2] * C / 16384 + 1));
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t h = r % dims[1] - s.pad[1], d = (r / dims[1]) % dims[0] - s.pad[0], n = r / (dims[0] * dims[1]);
+    float* dst = buf + r * dims[2] * C;
+    if (d < 0 || d >= s.in[0] || h < 0 || h >= s.in[1]) {
+      std::fill_n(dst, dims[2] * C, 0.0f);
+      continue;
+    }
+    const float* src = x + ((n * s.in[0] + d) * s.in[1] + h) * s.in[2] * C;
+    std::fill_n(dst, s.pad[2] * C, 0.0f);
+    std::memcpy(dst + s.pad[2] * C, src, sizeof(float) * static_cast<std::size_t>(s.in[2] * C));
+    std::fill(dst + (s.pad[2] + s.in[2]) * C, dst + dims[2] * C, 0.0f);
+  }
+  return buf;
+}
+
+// The weight packed as [g][j block][tap][ci][JV] (zero past kg): a block of
+// JV output channels at a time, whose rows are contiguous in w.
+template <int JV>
+float* pack_general_weights(const ConvShape& s, const float* w, int64_t nj) {
+  const int64_t G = s.groups, cg = s.c / G, kg = s.k / G, kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  float* wp = scratch(ScratchSlot::direct_weights, static_cast<std::size_t>(G * nj * kvol * cg * JV));
+  const int team = threads::team_size(G * nj);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t b = 0; b < G * nj; ++b) {
+    const int64_t g = b / nj, jb = b % nj;
+    float* dst = wp + b * kvol * cg * JV;
+    for (int64_t jj = 0; jj < JV; ++jj) {
+      const int64_t j = jb * JV + jj;
+      const float* src = w + (g * kg + j) * cg * kvol;  // [ci][tap] of output channel j
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t t = 0; t < kvol; ++t) dst[(t * cg + ci) * JV + jj] = j < kg ? src[ci * kvol + t] : 0.0f;
+    }
+  }
+  return wp;
+}
+
 template <class Ops, int OWB, int JB>
 void general(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   using R = typename Ops::R;
   constexpr int L = Ops::L, JV = JB * L;
   const int64_t C = s.c, K = s.k, G = s.groups, cg = C / G, kg = K / G;
-  const int64_t KW = s.kernel[2], kvol = s.kernel[0] * s.kernel[1] * KW;
-  const int64_t IW = s.in[2], OW = s.out[2], S = s.stride[2], P = s.pad[2], DW = s.dilation[2];
-  const int64_t row_elems = IW * C, nj = (kg + JV - 1) / JV;
-  const std::size_t packed_elems = static_cast<std::size_t>(G * nj * kvol * cg * JV);
-  StoragePtr packed = allocate_storage(Device::cpu(), sizeof(float) * packed_elems);
-  float* wp = static_cast<float*>(packed->data());  // [g][jb][tap][ci][JV]
-  for (int64_t g = 0; g < G; ++g)
-    for (int64_t jb = 0; jb < nj; ++jb)
-      for (int64_t t = 0; t < kvol; ++t)
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          float* dst = wp + (((g * nj + jb) * kvol + t) * cg + ci) * JV;
-          for (int64_t jj = 0; jj < JV; ++jj) {
-            const int64_t j = jb * JV + jj;
-            dst[jj] = j < kg ? w[((g * kg + j) * cg + ci) * kvol + t] : 0.0f;
-          }
-        }
-  int64_t lo, hi;
-  interior_w(s, lo, hi);
-  const int64_t rows = s.n * s.out[0] * s.out[1], items = rows * G * nj;
+  const int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2], nj = (kg + JV - 1) / JV;
+  const float* wp = pack_general_weights<JV>(s, w, nj);
+  int64_t dims[3];
+  const float* xp = padded_input(s, x, dims);
+  // Tap offsets in the padded input, the same for every output point.
+  std::vector<int64_t> toff(static_cast<std::size_t>(kvol));
+  for (int64_t t = 0; t < kvol; ++t) {
+    const int64_t td = t / (s.kernel[1] * s.kernel[2]), th = (t / s.kernel[2]) % s.kernel[1], tw = t % s.kernel[2];
+    toff[t] = ((td * s.dilation[0] * dims[1] + th * s.dilation[1]) * dims[2] + tw * s.dilation[2]) * C;
+  }
+  // Output points of an image, flattened (od, oh, ow), in blocks of OWB: a
+  // block may span output rows, since each point keeps its own input pointer.
+  const int64_t points = s.out[0] * s.out[1] * s.out[2], nblocks = (points + OWB - 1) / OWB;
+  const int64_t items = s.n * nblocks * G * nj;
   const int team = threads::team_size(items);
 #pragma omp parallel num_threads(team) if (team > 1)
   {
-    TapRows taps{std::vector<const float*>(static_cast<std::size_t>(s.kernel[0] * s.kernel[1])),
-                 std::vector<int64_t>(static_cast<std::size_t>(s.kernel[0] * s.kernel[1]))};
     alignas(64) float bias_block[JV];
     alignas(64) float tail[JV];
 #pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item) {
-      const int64_t jb = item % nj, g = (item / nj) % G, row = item / (nj * G);
-      const int64_t oh = row % s.out[1], od = (row / s.out[1]) % s.out[0], n = row / (s.out[0] * s.out[1]);
-      taps.find(s, x + n * s.in[0] * s.in[1] * row_elems + g * cg, od, oh, row_elems);
+      const int64_t jb = item % nj, g = (item / nj) % G, blk = (item / (nj * G)) % nblocks;
+      const int64_t n = item / (nj * G * nblocks);
       const int64_t j0 = g * kg + jb * JV, valid = std::min<int64_t>(JV, kg - jb * JV);
+      const int64_t q0 = blk * OWB, count = std::min<int64_t>(OWB, points - q0);
       for (int64_t jj = 0; jj < JV; ++jj) bias_block[jj] = bias && jj < valid ? bias[j0 + jj] : 0.0f;
-      R b0[JB];
-      for (int j = 0; j < JB; ++j) b0[j] = Ops::load(bias_block + j * L);
-      const float* wbase = wp + (g * nj + jb) * kvol * cg * JV;
-      float* orow = out + row * OW * K + j0;
-      auto store = [&](float* dst, const R* acc) {
-        if (valid == JV) {
-          for (int j = 0; j < JB; ++j) Ops::store(dst + j * L, acc[j]);
-          return;
-        }
-        for (int j = 0; j < JB; ++j) Ops::store(tail + j * L, acc[j]);
-        std::memcpy(dst, tail, sizeof(float) * static_cast<std::size_t>(valid));
-      };
-      int64_t ow = 0;
-      while (ow < OW) {
-        if (ow >= lo && ow + OWB <= hi) {
-          R acc[OWB][JB];
-          for (int i = 0; i < OWB; ++i)
-            for (int j = 0; j < JB; ++j) acc[i][j] = b0[j];
-          for (int r = 0; r < taps.count; ++r) {
-            for (int64_t tw = 0; tw < KW; ++tw) {
-              const float* xp = taps.x[r] + (ow * S - P + tw * DW) * C;
-              const float* wq = wbase + (taps.tap[r] + tw) * cg * JV;
-              for (int64_t ci = 0; ci < cg; ++ci) {
-                R wv[JB];
-                for (int j = 0; j < JB; ++j) wv[j] = Ops::load(wq + ci * JV + j * L);
-                for (int i = 0; i < OWB; ++i) {
-                  const R xb = Ops::set1(xp[i * S * C + ci]);
-                  for (int j = 0; j < JB; ++j) acc[i][j] = Ops::fma(xb, wv[j], acc[i][j]);
-                }
-              }
-            }
+      const float* xs[OWB];
+      for (int i = 0; i < OWB; ++i) {
+        const int64_t q = q0 + std::min<int64_t>(i, count - 1);  // a short block repeats its last point
+        const int64_t ow = q % s.out[2], oh = (q / s.out[2]) % s.out[1], od = q / (s.out[1] * s.out[2]);
+        xs[i] = xp + (((n * dims[0] + od * s.stride[0]) * dims[1] + oh * s.stride[1]) * dims[2] + ow * s.stride[2]) * C +
+                g * cg;
+      }
+      R acc[OWB][JB];
+      for (int j = 0; j < JB; ++j) {
+        const R b = Ops::load(bias_block + j * L);
+        for (int i = 0; i < OWB; ++i) acc[i][j] = b;
+      }
+      const float* wq = wp + (g * nj + jb) * kvol * cg * JV;
+      for (int64_t t = 0; t < kvol; ++t, wq += cg * JV) {
+        const float* xt[OWB];
+        for (int i = 0; i < OWB; ++i) xt[i] = xs[i] + toff[t];
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          R wv[JB];
+          for (int j = 0; j < JB; ++j) wv[j] = Ops::load(wq + ci * JV + j * L);
+          for (int i = 0; i < OWB; ++i) {
+            const R xb = Ops::set1(xt[i][ci]);
+            for (int j = 0; j < JB; ++j) acc[i][j] = Ops::fma(xb, wv[j], acc[i][j]);
           }
-          for (int i = 0; i < OWB; ++i) store(orow + (ow + i) * K, acc[i]);
-          ow += OWB;
+        }
+      }
+      float* obase = out + (n * points + q0) * K + j0;
+      for (int i = 0; i < count; ++i) {
+        if (valid == JV) {
+          for (int j = 0; j < JB; ++j) Ops::store(obase + i * K + j * L, acc[i][j]);
           continue;
         }
-        R acc[JB];
-        for (int j = 0; j < JB; ++j) acc[j] = b0[j];
-        for (int r = 0; r < taps.count; ++r)
-          for (int64_t tw = 0; tw < KW; ++tw) {
-            const int64_t iw = ow * S - P + tw * DW;
-            if (iw < 0 || iw >= IW) continue;
-            const float* xp = taps.x[r] + iw * C;
-            const float* wq = wbase + (taps.tap[r] + tw) * cg * JV;
-            for (int64_t ci = 0; ci < cg; ++ci) {
-              const R xb = Ops::set1(xp[ci]);
-              for (int j = 0; j < JB; ++j) acc[j] = Ops::fma(xb, Ops::load(wq + ci * JV + j * L), acc[j]);
-            }
-          }
-        store(orow + ow * K, acc);
-        ++ow;
+        for (int j = 0; j < JB; ++j) Ops::store(tail + j * L, acc[i][j]);
+        std::memcpy(obase + i * K, tail, sizeof(float) * static_cast<std::size_t>(valid));
       }
     }
   }

@@ -20,28 +20,12 @@ namespace {
 
 using kernels::cpu::ConvIsa;
 
-kernels::cpu::ConvShape shape_of(const Params& p) {
-  kernels::cpu::ConvShape s{p.n, p.c, p.k, p.groups, {}, {}, {}, {}, {}, {}};
-  for (int a = 0; a < 3; ++a) {
-    s.in[a] = p.in[a], s.kernel[a] = p.kernel[a], s.out[a] = p.outs[a];
-    s.stride[a] = p.stride[a], s.pad[a] = p.pad[a], s.dilation[a] = p.dilation[a];
-  }
-  return s;
-}
-
 template <ConvIsa Isa>
 void run(const Params& p) {
-  const Tensor x = dense_5d(p.x, DType::f32, true);
-  const Tensor w = p.w.to(DType::f32).contiguous();
-  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
-  const bool direct_out = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
-  Tensor out = direct_out ? p.out : empty_5d(p.out.shape(), DType::f32, true);
-  kernels::cpu::direct_conv_f32(Isa, shape_of(p), x.data_ptr<float>(), w.data_ptr<float>(),
-                                bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>());
-  if (!direct_out) {
-    Tensor target = p.out;
-    target.copy_from(out);
-  }
+  const kernels::cpu::ConvShape shape = kernel_shape(p);
+  run_channels_last_f32(p, [&](const float* x, const float* w, const float* bias, float* out) {
+    kernels::cpu::direct_conv_f32(Isa, shape, x, w, bias, out);
+  });
 }
 
 std::optional<dispatch::Availability> hardware(ConvIsa isa) {

@@ -64,6 +64,7 @@ std::vector<std::unique_ptr<dispatch::Implementation>> implementations() {
 #else
   list.push_back(dispatch::not_built("onednn:conv", "onednn", "oneDNN was not found at configure time"));
 #endif
+  list.push_back(make_winograd());
   list.push_back(make_direct(kernels::cpu::ConvIsa::avx512));
   list.push_back(make_direct(kernels::cpu::ConvIsa::avx2));
   list.push_back(make_direct(kernels::cpu::ConvIsa::generic));

@@ -53,6 +53,30 @@ void valid_outputs(const Params& p, int a, int64_t t, int64_t& lo, int64_t& hi) 
   hi = std::clamp<int64_t>(ceil_div(p.in[a] + shift, s), lo, p.outs[a]);
 }
 
+kernels::cpu::ConvShape kernel_shape(const Params& p) {
+  kernels::cpu::ConvShape s{p.n, p.c, p.k, p.groups, {}, {}, {}, {}, {}, {}};
+  for (int a = 0; a < 3; ++a) {
+    s.in[a] = p.in[a], s.kernel[a] = p.kernel[a], s.out[a] = p.outs[a];
+    s.stride[a] = p.stride[a], s.pad[a] = p.pad[a], s.dilation[a] = p.dilation[a];
+  }
+  return s;
+}
+
+void run_channels_last_f32(const Params& p, const std::function<void(const float* x, const float* w, const float* bias,
+                                                                     float* out)>& kernel) {
+  const Tensor x = dense_5d(p.x, DType::f32, true);
+  const Tensor w = p.w.to(DType::f32).contiguous();
+  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
+  const bool in_place = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
+  Tensor out = in_place ? p.out : empty_5d(p.out.shape(), DType::f32, true);
+  kernel(x.data_ptr<float>(), w.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
+         out.data_ptr<float>());
+  if (!in_place) {
+    Tensor target = p.out;
+    target.copy_from(out);
+  }
+}
+
 dispatch::Problem problem_of(const Params& p) {
   uint32_t layout = 0;
   if (p.transposed) layout |= kTransposed;
