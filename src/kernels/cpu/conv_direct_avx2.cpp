@@ -10,8 +10,11 @@ namespace bp::kernels::cpu::detail {
 void direct_conv_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   const int64_t kg = s.k / s.groups;
   if (s.groups == s.c && s.groups == s.k) return depthwise<Ymm, 8>(s, x, w, bias, out);
-  if (kg > 8) return general<Ymm, 6, 2>(s, x, w, bias, out);
-  general<Ymm, 12, 1>(s, x, w, bias, out);
+  // The widest block of output channels that wastes the fewest padded lanes.
+  switch (best_vectors(kg, 8, 2)) {
+    case 2: return general<Ymm, 6, 2>(s, x, w, bias, out);
+    default: return general<Ymm, 12, 1>(s, x, w, bias, out);
+  }
 }
 
 }  // namespace bp::kernels::cpu::detail

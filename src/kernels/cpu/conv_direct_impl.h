@@ -10,9 +10,9 @@
 //   w[c, tap]. Vectors run along c; a block of OWB output points keeps its
 //   OWB accumulators in registers across every tap, and each weight vector
 //   load serves OWB fused multiply-adds.
-//   Output points whose taps all lie inside the input (the interior, along
-//   W) go through the blocked loop, the border points one at a time with
-//   bounds checks; rows (D, H) outside the input are skipped.
+//   Blocks whose taps all lie inside the input (the interior, along W) load
+//   straight; border and short blocks point each out-of-range tap at a
+//   vector of zeros; rows (D, H) outside the input are skipped.
 // - General: out[.., g*kg + j] = sum over taps and ci of x[.., g*cg + ci] *
 //   w[g*kg + j, ci, tap]. The weight is packed as [g][j block][tap][ci][JB*L]
 //   (zero-padded past kg), so the innermost loop (over ci) reads JB weight
@@ -37,6 +37,18 @@
 namespace bp::kernels::cpu::detail {
 
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The number of vectors (of L lanes, at most `most`) per block of output
+// channels that covers kg with the fewest padded lanes, the widest on a tie.
+inline int best_vectors(int64_t kg, int L, int most) {
+  int best = most;
+  int64_t best_waste = -1;
+  for (int v = most; v >= 1; --v) {
+    const int64_t width = int64_t{v} * L, waste = (kg + width - 1) / width * width - kg;
+    if (best_waste < 0 || waste < best_waste) best = v, best_waste = waste;
+  }
+  return best;
+}
 
 // How far the last output's last tap reaches past the input along axis a
 // (the back padding the kernel needs; <= 0 when none).
@@ -80,14 +92,14 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
   const int64_t C = s.c, KW = s.kernel[2], kvol = s.kernel[0] * s.kernel[1] * KW;
   const int64_t IW = s.in[2], OW = s.out[2], S = s.stride[2], P = s.pad[2], DW = s.dilation[2];
   const int64_t row_elems = IW * C, cfull = C / L * L;
-  StoragePtr packed = allocate_storage(Device::cpu(), sizeof(float) * static_cast<std::size_t>(kvol * C));
-  float* wp = static_cast<float*>(packed->data());  // [tap][c]
+  float* wp = scratch(ScratchSlot::direct_weights, static_cast<std::size_t>(kvol * C));  // [tap][c]
   for (int64_t c = 0; c < C; ++c)
     for (int64_t t = 0; t < kvol; ++t) wp[t * C + c] = w[c * kvol + t];
   int64_t lo, hi;
   interior_w(s, lo, hi);
   const int64_t rows = s.n * s.out[0] * s.out[1];
   const int team = threads::team_size(std::min<int64_t>(rows, rows * OW * C * kvol / 4096 + 1));
+  alignas(64) static const float zeros[L] = {};
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     TapRows taps{std::vector<const float*>(static_cast<std::size_t>(s.kernel[0] * s.kernel[1])),
@@ -99,11 +111,10 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
       float* orow = out + row * OW * C;
       for (int64_t c0 = 0; c0 < cfull; c0 += L) {
         const R b0 = bias ? Ops::load(bias + c0) : Ops::zero();
-        int64_t ow = 0;
-        while (ow < OW) {
-          if (ow >= lo && ow + OWB <= hi) {
-            R acc[OWB];
-            for (int i = 0; i < OWB; ++i) acc[i] = b0;
+        for (int64_t ow = 0; ow < OW; ow += OWB) {
+          R acc[OWB];
+          for (int i = 0; i < OWB; ++i) acc[i] = b0;
+          if (ow >= lo && ow + OWB <= hi) {  // the interior: every tap inside
             for (int r = 0; r < taps.count; ++r) {
               const float* xr = taps.x[r] + (ow * S - P) * C + c0;
               const float* wr = wp + taps.tap[r] * C + c0;
@@ -113,19 +124,24 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
                 for (int i = 0; i < OWB; ++i) acc[i] = Ops::fma(Ops::load(xp + i * S * C), wv, acc[i]);
               }
             }
-            for (int i = 0; i < OWB; ++i) Ops::store(orow + (ow + i) * C + c0, acc[i]);
-            ow += OWB;
-            continue;
-          }
-          R acc = b0;
-          for (int r = 0; r < taps.count; ++r)
-            for (int64_t tw = 0; tw < KW; ++tw) {
-              const int64_t iw = ow * S - P + tw * DW;
-              if (iw < 0 || iw >= IW) continue;
-              acc = Ops::fma(Ops::load(taps.x[r] + iw * C + c0), Ops::load(wp + (taps.tap[r] + tw) * C + c0), acc);
+          } else {  // a border or short block: taps outside the input read zeros
+            for (int r = 0; r < taps.count; ++r) {
+              const float* wr = wp + taps.tap[r] * C + c0;
+              for (int64_t tw = 0; tw < KW; ++tw) {
+                const R wv = Ops::load(wr + tw * C);
+                for (int i = 0; i < OWB; ++i) {
+                  const int64_t iw = (ow + i) * S - P + tw * DW;
+                  const float* px = iw >= 0 && iw < IW ? taps.x[r] + iw * C + c0 : zeros;
+                  acc[i] = Ops::fma(Ops::load(px), wv, acc[i]);
+                }
+              }
             }
-          Ops::store(orow + ow * C + c0, acc);
-          ++ow;
+          }
+          // Constant indices only (a loop to `count` would index acc at run
+          // time and keep it in memory instead of registers).
+          const int64_t count = std::min<int64_t>(OWB, OW - ow);
+          for (int i = 0; i < OWB; ++i)
+            if (i < count) Ops::store(orow + (ow + i) * C + c0, acc[i]);
         }
       }
       for (int64_t c = cfull; c < C; ++c)  // channels past the last full vector
@@ -207,7 +223,7 @@ void general(const ConvShape& s, const float* x, const float* w, const float* bi
   // Output points of an image, flattened (od, oh, ow), in blocks of OWB: a
   // block may span output rows, since each point keeps its own input pointer.
   const int64_t points = s.out[0] * s.out[1] * s.out[2], nblocks = (points + OWB - 1) / OWB;
-  const int64_t items = s.n * nblocks * G * nj;
+  const int64_t items = s.n * nblocks * G;
   const int team = threads::team_size(items);
 #pragma omp parallel num_threads(team) if (team > 1)
   {
@@ -215,11 +231,8 @@ void general(const ConvShape& s, const float* x, const float* w, const float* bi
     alignas(64) float tail[JV];
 #pragma omp for schedule(static)
     for (int64_t item = 0; item < items; ++item) {
-      const int64_t jb = item % nj, g = (item / nj) % G, blk = (item / (nj * G)) % nblocks;
-      const int64_t n = item / (nj * G * nblocks);
-      const int64_t j0 = g * kg + jb * JV, valid = std::min<int64_t>(JV, kg - jb * JV);
+      const int64_t g = item % G, blk = (item / G) % nblocks, n = item / (G * nblocks);
       const int64_t q0 = blk * OWB, count = std::min<int64_t>(OWB, points - q0);
-      for (int64_t jj = 0; jj < JV; ++jj) bias_block[jj] = bias && jj < valid ? bias[j0 + jj] : 0.0f;
       const float* xs[OWB];
       for (int i = 0; i < OWB; ++i) {
         const int64_t q = q0 + std::min<int64_t>(i, count - 1);  // a short block repeats its last point
@@ -227,32 +240,40 @@ void general(const ConvShape& s, const float* x, const float* w, const float* bi
         xs[i] = xp + (((n * dims[0] + od * s.stride[0]) * dims[1] + oh * s.stride[1]) * dims[2] + ow * s.stride[2]) * C +
                 g * cg;
       }
-      R acc[OWB][JB];
-      for (int j = 0; j < JB; ++j) {
-        const R b = Ops::load(bias_block + j * L);
-        for (int i = 0; i < OWB; ++i) acc[i][j] = b;
-      }
-      const float* wq = wp + (g * nj + jb) * kvol * cg * JV;
-      for (int64_t t = 0; t < kvol; ++t, wq += cg * JV) {
-        const float* xt[OWB];
-        for (int i = 0; i < OWB; ++i) xt[i] = xs[i] + toff[t];
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          R wv[JB];
-          for (int j = 0; j < JB; ++j) wv[j] = Ops::load(wq + ci * JV + j * L);
-          for (int i = 0; i < OWB; ++i) {
-            const R xb = Ops::set1(xt[i][ci]);
-            for (int j = 0; j < JB; ++j) acc[i][j] = Ops::fma(xb, wv[j], acc[i][j]);
+      for (int64_t jb = 0; jb < nj; ++jb) {
+        const int64_t j0 = g * kg + jb * JV, valid = std::min<int64_t>(JV, kg - jb * JV);
+        R acc[OWB][JB];
+        for (int j = 0; j < JB; ++j) {
+          for (int64_t l = 0; l < L; ++l) {
+            const int64_t jj = j * L + l;
+            bias_block[jj] = bias && jj < valid ? bias[j0 + jj] : 0.0f;
+          }
+          const R b = Ops::load(bias_block + j * L);
+          for (int i = 0; i < OWB; ++i) acc[i][j] = b;
+        }
+        const float* wq = wp + (g * nj + jb) * kvol * cg * JV;
+        for (int64_t t = 0; t < kvol; ++t, wq += cg * JV) {
+          const float* xt[OWB];
+          for (int i = 0; i < OWB; ++i) xt[i] = xs[i] + toff[t];
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            R wv[JB];
+            for (int j = 0; j < JB; ++j) wv[j] = Ops::load(wq + ci * JV + j * L);
+            for (int i = 0; i < OWB; ++i) {
+              const R xb = Ops::set1(xt[i][ci]);
+              for (int j = 0; j < JB; ++j) acc[i][j] = Ops::fma(xb, wv[j], acc[i][j]);
+            }
           }
         }
-      }
-      float* obase = out + (n * points + q0) * K + j0;
-      for (int i = 0; i < count; ++i) {
-        if (valid == JV) {
-          for (int j = 0; j < JB; ++j) Ops::store(obase + i * K + j * L, acc[i][j]);
-          continue;
+        float* obase = out + (n * points + q0) * K + j0;
+        for (int i = 0; i < OWB; ++i) {  // constant indices: acc stays in registers
+          if (i >= count) break;
+          if (valid == JV) {
+            for (int j = 0; j < JB; ++j) Ops::store(obase + i * K + j * L, acc[i][j]);
+            continue;
+          }
+          for (int j = 0; j < JB; ++j) Ops::store(tail + j * L, acc[i][j]);
+          std::memcpy(obase + i * K, tail, sizeof(float) * static_cast<std::size_t>(valid));
         }
-        for (int j = 0; j < JB; ++j) Ops::store(tail + j * L, acc[i][j]);
-        std::memcpy(obase + i * K, tail, sizeof(float) * static_cast<std::size_t>(valid));
       }
     }
   }
