@@ -11,9 +11,12 @@
 // CPU problem. cpu.benchmark autotunes the CPU rows per problem;
 // cudnn.benchmark makes cudnn:conv time cuDNN's engine configurations.
 
+#include "backplane/dispatch_checks.h"
 #include "backplane/op_spec.h"
 #include "backplane/precision.h"
 #include "backplane_build_config.h"
+#include "ops/common/cuda_slot.h"
+#include "ops/conv/checks_cuda.h"
 #include "ops/conv/front.h"
 #include "ops/conv/impls.h"
 #include "ops/conv/params.h"
@@ -26,6 +29,9 @@ std::vector<std::string> explain_notes(const dispatch::Problem& p) {
   if (p.device.is_cuda()) {
     notes.push_back("cudnn.benchmark times up to cudnn.benchmark_limit cuDNN engine configurations once per problem "
                     "(kept in the autotune cache); otherwise cuDNN's heuristic choice runs");
+    if (auto ws = cuda_checks::cudnn_workspace(p.str()))
+      notes.push_back("cudnn:conv plan " + ws->second + " takes a workspace of " + std::to_string(ws->first) +
+                      " bytes (from Backplane's allocator)");
     return notes;
   }
   if (p.dtype == DType::f32) {
@@ -53,6 +59,12 @@ dispatch::OpConfig config() {
   };
   c.autotune[static_cast<int>(DeviceType::cpu)] =
       dispatch::AutotuneFlags{flags::Id::cpu_benchmark, flags::Id::cpu_benchmark_limit};
+  // On CUDA, cudnn.benchmark: dispatch times the acceptable CUDA rows (cuDNN
+  // and the native depthwise kernel never both accept a problem, so in
+  // practice this only records the choice) and cudnn:conv times cuDNN's
+  // engine configurations, both through the autotune cache.
+  c.autotune[static_cast<int>(DeviceType::cuda)] =
+      dispatch::AutotuneFlags{flags::Id::cudnn_benchmark, flags::Id::cudnn_benchmark_limit};
   c.notes = explain_notes;
   return c;
 }
@@ -69,7 +81,10 @@ std::vector<std::unique_ptr<dispatch::Implementation>> implementations() {
   list.push_back(make_direct(kernels::cpu::ConvIsa::avx2));
   list.push_back(make_direct(kernels::cpu::ConvIsa::generic));
   list.push_back(make_im2col());
-  list.push_back(make_ref());  // the reference, last
+  list.push_back(make_cudnn_slot());
+  list.push_back(make_depthwise_cuda_slot());
+  list.push_back(make_ref_cuda_slot());  // the CUDA reference, last of the CUDA rows
+  list.push_back(make_ref());            // the reference, last
   return list;
 }
 
@@ -175,6 +190,30 @@ Form form() {
 }
 
 }  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_cudnn_slot() {
+  dispatch::Properties props;
+  // Deterministic when asked: under cudnn.deterministic or
+  // use_deterministic_algorithms(True) only deterministic engines are built.
+  props.deterministic = true;
+  props.reduced = dispatch::kTf32;  // fp32 under cudnn.conv.fp32_precision 'tf32' (the default)
+  props.workspace = "the chosen engine's workspace, from Backplane's allocator (its size shows in explain)";
+  return cuda_slot<Params>("cudnn:conv", "cudnn", props, cuda_checks::cudnn_checks(), cuda_checks::cudnn_run_flags());
+}
+
+std::unique_ptr<dispatch::Implementation> make_depthwise_cuda_slot() {
+  dispatch::Properties props;
+  props.workspace = "none";
+  return cuda_slot<Params>("native:depthwise", "cuda", props, cuda_checks::depthwise_checks());
+}
+
+std::unique_ptr<dispatch::Implementation> make_ref_cuda_slot() {
+  std::vector<dispatch::Check<Params>> checks;
+  checks.push_back(dispatch::checks::dtype_in<Params>({DType::f16, DType::bf16, DType::f32, DType::f64}));
+  dispatch::Properties props;
+  props.workspace = "none";
+  return cuda_slot<Params>("ref:cuda", "cuda", props, std::move(checks));
+}
 
 dispatch::Op& conv_op() {
   static dispatch::Op& op = dispatch_op("conv");
