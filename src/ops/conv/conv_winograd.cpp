@@ -33,6 +33,16 @@ ConvIsa pick_isa() {
   return ConvIsa::generic;
 }
 
+// Winograd's transforms mix every input of a 6x6 patch into every output of
+// its 4x4 tile, so one NaN or infinity would spoil the whole tile (and inf -
+// inf makes NaN where a direct sum has inf): inputs must be finite, and
+// problems with NaN or inf go to an implementation that sums directly.
+bool finite(const Params& p, dispatch::Reasons& r) {
+  if (all_finite(p.x) && all_finite(p.w)) return true;
+  return r.fail("finite input and weight (Winograd's transforms would spread a NaN or an infinity over a 4x4 tile)",
+                "a NaN or an infinity");
+}
+
 bool one_group(const Params& p, dispatch::Reasons& r) {
   return p.groups == 1 || r.fail("groups == 1", [&] { return "groups=" + std::to_string(p.groups); });
 }
@@ -53,6 +63,7 @@ std::unique_ptr<dispatch::Implementation> make_winograd() {
   list.push_back({"transposed", checks::forward_only});
   list.push_back({"kernel", checks::winograd_3x3});
   list.push_back({"groups", one_group});
+  list.push_back({"finite", finite});  // last: it reads the data
   dispatch::Properties props;
   props.workspace = "transformed weights (36 x C x K) and a block of transformed input and output tiles (<= 8 MiB)";
   return std::make_unique<dispatch::Impl<Params>>("winograd:f4x3", "cpu", props, std::move(list), run,

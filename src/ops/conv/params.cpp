@@ -45,6 +45,35 @@ Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last) {
   return out;
 }
 
+namespace {
+// Exponent bits all set: an infinity or a NaN, for 16-bit floats.
+bool finite16(const uint16_t* v, int64_t n, uint16_t exponent) {
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) ok &= (v[i] & exponent) != exponent;
+  return ok;
+}
+template <class T>
+bool finite_flat(const T* v, int64_t n) {
+  T acc = 0;  // x * 0 is 0 for finite x, NaN otherwise: one pass without branches
+  for (int64_t i = 0; i < n; ++i) acc += v[i] * T(0);
+  return acc == T(0);
+}
+}  // namespace
+
+bool all_finite(const Tensor& t) {
+  const Tensor d = t.ndim() == 5 && (dense_ncdhw(t) || dense_ndhwc(t)) ? t : t.contiguous();
+  // A dense 5-D view's elements fill one stretch starting at its first
+  // element, whichever dim order (size-1 dims aside).
+  const int64_t n = d.numel();
+  switch (d.dtype()) {
+    case DType::f32: return finite_flat(static_cast<const float*>(d.data()), n);
+    case DType::f64: return finite_flat(static_cast<const double*>(d.data()), n);
+    case DType::f16: return finite16(static_cast<const uint16_t*>(d.data()), n, 0x7C00);
+    case DType::bf16: return finite16(static_cast<const uint16_t*>(d.data()), n, 0x7F80);
+    default: return true;
+  }
+}
+
 void valid_outputs(const Params& p, int a, int64_t t, int64_t& lo, int64_t& hi) {
   // o*s - pad + t*d in [0, in)  <=>  o in [ceil((pad - t*d) / s), ceil((in + pad - t*d) / s))
   const int64_t s = p.stride[a], shift = p.pad[a] - t * p.dilation[a];

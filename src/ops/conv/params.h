@@ -85,6 +85,10 @@ Tensor empty_5d(const Shape& shape, DType dtype, bool channels_last, Device devi
 // t itself when it already has `dtype` and that dense layout, else a copy that does.
 Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last);
 
+// Whether every element of t is finite (no NaN, no infinity). Dense views
+// are scanned as flat arrays; other views are converted first.
+bool all_finite(const Tensor& t);
+
 // Output coordinate range [lo, hi) of axis `a` whose input index
 // o*stride - pad + t*dilation lies in [0, in) for kernel tap t (forward form).
 void valid_outputs(const Params& p, int a, int64_t t, int64_t& lo, int64_t& hi);
