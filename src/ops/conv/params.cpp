@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ops/conv/impls.h"
+#include "ops/conv/layout.h"
 
 namespace bp::ops::conv {
 namespace {
@@ -93,17 +94,14 @@ kernels::cpu::ConvShape kernel_shape(const Params& p) {
 
 void run_channels_last_f32(const Params& p, const std::function<void(const float* x, const float* w, const float* bias,
                                                                      float* out)>& kernel) {
-  const Tensor x = dense_5d(p.x, DType::f32, true);
+  const Tensor x = channels_last_f32(p.x);
   const Tensor w = p.w.to(DType::f32).contiguous();
   const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
   const bool in_place = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
   Tensor out = in_place ? p.out : empty_5d(p.out.shape(), DType::f32, true);
   kernel(x.data_ptr<float>(), w.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
          out.data_ptr<float>());
-  if (!in_place) {
-    Tensor target = p.out;
-    target.copy_from(out);
-  }
+  if (!in_place) store_channels_last_f32(out, p.out);
 }
 
 dispatch::Problem problem_of(const Params& p) {
