@@ -80,6 +80,15 @@ FIXED = [  # tile edges, 1x1, depthwise, 3x3 unit stride, a large stride
          dilation=(1, 1), padding="same", bias=True, layout="channels_last"),
     dict(spatial=2, transposed=False, n=1, c=4, k=4, groups=1, kernel=(2, 4), sizes=(6, 9), stride=(1, 1),
          dilation=(2, 1), padding="same", bias=True, layout="dense"),
+    # depthwise on NCHW planes (the direct kernels' planar path): strides 2 and 3, dilation, 3-D
+    dict(spatial=2, transposed=False, n=2, c=5, k=5, groups=5, kernel=(3, 3), sizes=(11, 75), stride=(2, 2),
+         dilation=(1, 2), padding=(1, 2), bias=True, layout="dense"),
+    dict(spatial=2, transposed=False, n=1, c=3, k=3, groups=3, kernel=(5, 3), sizes=(9, 100), stride=(1, 3),
+         dilation=(1, 1), padding=(2, 0), bias=False, layout="strided"),
+    dict(spatial=3, transposed=False, n=1, c=4, k=4, groups=4, kernel=(2, 3, 3), sizes=(4, 6, 70), stride=(1, 1, 2),
+         dilation=(1, 1, 1), padding=(1, 1, 1), bias=True, layout="dense"),
+    dict(spatial=1, transposed=False, n=2, c=6, k=6, groups=6, kernel=(4,), sizes=(81,), stride=(1,),
+         dilation=(3,), padding=(5,), bias=True, layout="dense"),
     # Winograd's domain: tiles cut by the edges, every padding, channel tails
     dict(spatial=2, transposed=False, n=2, c=21, k=35, groups=1, kernel=(3, 3), sizes=(13, 9), stride=(1, 1),
          dilation=(1, 1), padding=(0, 2), bias=True, layout="channels_last"),

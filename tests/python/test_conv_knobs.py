@@ -63,7 +63,7 @@ def test_mkldnn_deterministic_rejects_onednn():
 def test_use_deterministic_algorithms_excludes_onednn_and_warn_only_warns():
     proc = run_python(
         "import warnings, numpy as np, backplane; from backplane import backends\n"
-        "x = np.ones((1, 4, 6, 6), np.float32); w = np.ones((4, 4, 3, 3), np.float32)\n"
+        "x = np.ones((2, 4, 12, 12), np.float32); w = np.ones((4, 4, 3, 3), np.float32)\n"
         "backplane.use_deterministic_algorithms(True)\n"
         "t = backends.explain('conv2d', x, w, padding=1)\n"
         "print(t.chosen, t.row('onednn:conv').reasons)\n"

@@ -37,7 +37,16 @@ struct ConvShape {
 // workspace of its own on every call.
 void direct_conv_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 
+// Depthwise (groups == c == k) on NCDHW data: x dense [n][c][d][h][w], out
+// dense [n][k][od][oh][ow]; weight and bias as above. Vectors along W, so no
+// transposition to channels-last and back.
+void direct_depthwise_nchw_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
+                               float* out);
+
 namespace detail {
+void depthwise_nchw_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
+void depthwise_nchw_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
+void depthwise_nchw_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 void direct_conv_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 void direct_conv_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 void direct_conv_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);

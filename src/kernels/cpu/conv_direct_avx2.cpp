@@ -7,6 +7,10 @@
 
 namespace bp::kernels::cpu::detail {
 
+void depthwise_nchw_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+  depthwise_planes<Ymm>(s, x, w, bias, out);
+}
+
 void direct_conv_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   const int64_t kg = s.k / s.groups;
   if (s.groups == s.c && s.groups == s.k) return depthwise<Ymm, 8>(s, x, w, bias, out);

@@ -11,6 +11,10 @@
 namespace bp::kernels::cpu {
 namespace detail {
 
+void depthwise_nchw_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+  depthwise_planes<Quad>(s, x, w, bias, out);
+}
+
 void direct_conv_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
   if (s.groups == s.c && s.groups == s.k) return depthwise<Quad, 4>(s, x, w, bias, out);
   general<Quad, 4, 2>(s, x, w, bias, out);
@@ -40,6 +44,18 @@ bool conv_isa_supported(ConvIsa isa) {
 #else
   return isa == ConvIsa::generic;
 #endif
+}
+
+void direct_depthwise_nchw_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
+                               float* out) {
+  if (!conv_isa_supported(isa))
+    throw_runtime("direct_depthwise_nchw_f32", std::string("direct convolution variant '") + conv_isa_name(isa) +
+                                                   "' is not supported on this CPU");
+  switch (isa) {
+    case ConvIsa::generic: return detail::depthwise_nchw_f32_generic(s, x, w, bias, out);
+    case ConvIsa::avx2: return detail::depthwise_nchw_f32_avx2(s, x, w, bias, out);
+    case ConvIsa::avx512: return detail::depthwise_nchw_f32_avx512(s, x, w, bias, out);
+  }
 }
 
 void direct_conv_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {

@@ -158,6 +158,103 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
   }
 }
 
+// Depthwise on NCDHW planes (one input and one output channel per group):
+// each output row is a sum of input rows times scalar weights, with
+// vectors along W. Each input row is copied once into a zero-padded buffer
+// split into `stride` phases (element q of the padded row goes to phase
+// q % stride, slot q / stride), so every tap of a block of L outputs is one
+// contiguous vector load whatever the stride, and borders need no checks.
+template <class Ops>
+void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+  using R = typename Ops::R;
+  constexpr int L = Ops::L;
+  const int64_t C = s.c, KH = s.kernel[1], KW = s.kernel[2], kvol = s.kernel[0] * KH * KW;
+  const int64_t IH = s.in[1], IW = s.in[2], OD = s.out[0], OH = s.out[1], OW = s.out[2];
+  const int64_t S = s.stride[2], P = s.pad[2], DW = s.dilation[2];
+  const int64_t reach = (KW - 1) * DW;
+  // Phase length: enough for OW rounded up to whole vectors plus the taps' reach.
+  const int64_t owp = (OW + L - 1) / L * L, phase_len = owp + reach / S + 1;
+  const int64_t in_plane = s.in[0] * IH * IW, out_plane = OD * OH * OW;
+  const int64_t planes = s.n * C;
+  const int team = threads::team_size(std::min<int64_t>(planes, planes * out_plane * kvol / 4096 + 1));
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    // Padded, phase-split copies of every input row of a plane: [d][h][phase][slot].
+    std::vector<float> rows(static_cast<std::size_t>(s.in[0] * IH * S * phase_len));
+    // The input rows an output row reads, and their weight rows.
+    std::vector<const float*> rowp(static_cast<std::size_t>(s.kernel[0] * KH)), wrow(rowp.size());
+    alignas(64) float tail[L];
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const int64_t c = plane % C;
+      const float* xp = x + plane * in_plane;
+      float* op = out + plane * out_plane;
+      const float* wc = w + c * kvol;
+      for (int64_t r = 0; r < s.in[0] * IH; ++r) {
+        float* dst = rows.data() + r * S * phase_len;
+        const float* src = xp + r * IW;
+        if (S == 1) {  // one phase: the row behind P zeros
+          const int64_t n = std::max<int64_t>(0, std::min(IW, phase_len - P));
+          std::fill_n(dst, std::min(P, phase_len), 0.0f);
+          if (n > 0) std::memcpy(dst + P, src, sizeof(float) * static_cast<std::size_t>(n));
+          std::fill(dst + std::min(phase_len, P + n), dst + phase_len, 0.0f);
+          continue;
+        }
+        std::fill_n(dst, S * phase_len, 0.0f);
+        int64_t phase = P % S, slot = P / S;  // of padded position iw + P, stepped without divisions
+        for (int64_t iw = 0; iw < IW && slot < phase_len; ++iw) {
+          dst[phase * phase_len + slot] = src[iw];
+          if (++phase == S) phase = 0, ++slot;
+        }
+      }
+      const R b0 = Ops::set1(bias ? bias[c] : 0.0f);
+      constexpr int U = 4;  // output vectors in flight: independent FMA chains hide the FMA latency
+      for (int64_t od = 0; od < OD; ++od)
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          int nr = 0;
+          for (int64_t td = 0; td < s.kernel[0]; ++td) {
+            const int64_t id = od * s.stride[0] - s.pad[0] + td * s.dilation[0];
+            if (id < 0 || id >= s.in[0]) continue;
+            for (int64_t th = 0; th < KH; ++th) {
+              const int64_t ih = oh * s.stride[1] - s.pad[1] + th * s.dilation[1];
+              if (ih < 0 || ih >= IH) continue;
+              rowp[nr] = rows.data() + (id * IH + ih) * S * phase_len;
+              wrow[nr++] = wc + (td * KH + th) * KW;
+            }
+          }
+          float* orow = op + (od * OH + oh) * OW;
+          int64_t ow = 0;
+          for (; ow + U * L <= OW; ow += U * L) {
+            R acc[U];
+            for (int u = 0; u < U; ++u) acc[u] = b0;
+            for (int r = 0; r < nr; ++r)
+              for (int64_t tw = 0; tw < KW; ++tw) {
+                const int64_t q = tw * DW;  // output 0's tap in the padded row
+                const float* base = rowp[r] + (q % S) * phase_len + q / S + ow;
+                const R wv = Ops::set1(wrow[r][tw]);
+                for (int u = 0; u < U; ++u) acc[u] = Ops::fma(Ops::load(base + u * L), wv, acc[u]);
+              }
+            for (int u = 0; u < U; ++u) Ops::store(orow + ow + u * L, acc[u]);
+          }
+          for (; ow < OW; ow += L) {
+            R acc = b0;
+            for (int r = 0; r < nr; ++r)
+              for (int64_t tw = 0; tw < KW; ++tw) {
+                const int64_t q = tw * DW;
+                acc = Ops::fma(Ops::load(rowp[r] + (q % S) * phase_len + q / S + ow), Ops::set1(wrow[r][tw]), acc);
+              }
+            if (ow + L <= OW) {
+              Ops::store(orow + ow, acc);
+            } else {
+              Ops::store(tail, acc);
+              std::memcpy(orow + ow, tail, sizeof(float) * static_cast<std::size_t>(OW - ow));
+            }
+          }
+        }
+    }
+  }
+}
+
 // The input with its zero padding written out, [n][Dp][Hp][Wp][c], so every
 // tap of every output lies inside it (null work when there is no padding:
 // x itself is returned).

@@ -43,6 +43,18 @@ bool finite(const Params& p, dispatch::Reasons& r) {
                 "a NaN or an infinity");
 }
 
+// The weight transform costs 36 x C x K writes whatever the batch, the tile
+// products 72 x tiles x C x K flops: below a few tiles (a 7x7 image at batch
+// 1 has 4) the transform dominates and a direct sum is faster.
+constexpr int64_t kMinTiles = 8;
+
+bool enough_tiles(const Params& p, dispatch::Reasons& r) {
+  const int64_t tiles = p.n * ((p.outs[1] + 3) / 4) * ((p.outs[2] + 3) / 4);
+  return tiles >= kMinTiles || r.fail("at least " + std::to_string(kMinTiles) +
+                                          " output tiles of 4x4 (the weight transform would dominate)",
+                                      [&] { return std::to_string(tiles) + " tiles"; });
+}
+
 bool one_group(const Params& p, dispatch::Reasons& r) {
   return p.groups == 1 || r.fail("groups == 1", [&] { return "groups=" + std::to_string(p.groups); });
 }
@@ -63,6 +75,7 @@ std::unique_ptr<dispatch::Implementation> make_winograd() {
   list.push_back({"transposed", checks::forward_only});
   list.push_back({"kernel", checks::winograd_3x3});
   list.push_back({"groups", one_group});
+  list.push_back({"tiles", enough_tiles});
   list.push_back({"finite", finite});  // last: it reads the data
   dispatch::Properties props;
   props.workspace = "transformed weights (36 x C x K) and a block of transformed input and output tiles (<= 8 MiB)";
