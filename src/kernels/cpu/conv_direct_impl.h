@@ -93,8 +93,11 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
   const int64_t IW = s.in[2], OW = s.out[2], S = s.stride[2], P = s.pad[2], DW = s.dilation[2];
   const int64_t row_elems = IW * C, cfull = C / L * L;
   float* wp = scratch(ScratchSlot::direct_weights, static_cast<std::size_t>(kvol * C));  // [tap][c]
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t t = 0; t < kvol; ++t) wp[t * C + c] = w[c * kvol + t];
+  // Blocks of 16 channels: their kvol x 16 weights are read in sequence and
+  // written as kvol runs of 16, every line touched staying in L1.
+  for (int64_t c0 = 0; c0 < C; c0 += 16)
+    for (int64_t c = c0; c < std::min(C, c0 + 16); ++c)
+      for (int64_t t = 0; t < kvol; ++t) wp[t * C + c] = w[c * kvol + t];
   int64_t lo, hi;
   interior_w(s, lo, hi);
   const int64_t rows = s.n * s.out[0] * s.out[1];
