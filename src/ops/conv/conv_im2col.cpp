@@ -62,7 +62,7 @@ int64_t chunk_of(const Params& p, int64_t per_image_bytes) {
 // NCDHW columns of images [n0, n0 + nb): cols[b][g][c*kvol + t][o].
 template <class T>
 void gather_ncdhw(const Params& p, const Tensor& x, int64_t n0, int64_t nb, T* cols) {
-  const int64_t kvol = p.kernel_volume(), ovol = p.out_volume(), cg = p.cg();
+  const int64_t kvol = p.kernel_volume(), ovol = p.out_volume();
   const T* src = static_cast<const T*>(x.data());
   const int64_t rows = nb * p.c * kvol;
   const int team = threads::team_size(rows * ovol / 16384 + 1);
@@ -70,7 +70,6 @@ void gather_ncdhw(const Params& p, const Tensor& x, int64_t n0, int64_t nb, T* c
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t t = r % kvol, c = (r / kvol) % p.c, b = r / (kvol * p.c);
     const int64_t td = t / (p.kernel[1] * p.kernel[2]), th = (t / p.kernel[2]) % p.kernel[1], tw = t % p.kernel[2];
-    (void)cg;
     T* dst = cols + r * ovol;
     const T* plane = src + (n0 + b) * x.stride(0) + c * x.stride(1);
     for (int64_t od = 0; od < p.outs[0]; ++od) {
@@ -86,12 +85,12 @@ void gather_ncdhw(const Params& p, const Tensor& x, int64_t n0, int64_t nb, T* c
         int64_t lo, hi;
         valid_outputs(p, 2, tw, lo, hi);
         std::fill_n(row, lo, T{});
-        const int64_t sw = p.stride[2] * x.stride(4), off = -p.pad[2] + tw * p.dilation[2];
-        const T* in0 = line + off * x.stride(4);
-        if (sw == 1) {
-          std::memcpy(row + lo, in0 + lo, sizeof(T) * static_cast<std::size_t>(hi - lo));
+        // Output ow reads input column ow * stride - pad + tw * dilation, in range for ow in [lo, hi).
+        const int64_t xs = x.stride(4), off = -p.pad[2] + tw * p.dilation[2];
+        if (hi > lo && p.stride[2] * xs == 1) {
+          std::memcpy(row + lo, line + lo + off, sizeof(T) * static_cast<std::size_t>(hi - lo));
         } else {
-          for (int64_t ow = lo; ow < hi; ++ow) row[ow] = in0[ow * sw];
+          for (int64_t ow = lo; ow < hi; ++ow) row[ow] = line[(ow * p.stride[2] + off) * xs];
         }
         std::fill(row + hi, row + p.outs[2], T{});
       }
