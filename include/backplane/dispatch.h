@@ -462,6 +462,18 @@ void save(const std::string& path);
 int64_t load(const std::string& path);
 }  // namespace autotune_cache
 
+// Note [Tuned details]
+// An implementation that tunes itself (cudnn:conv times cuDNN's engine
+// configurations under cudnn.benchmark) keeps its choice in the autotune
+// cache, beside dispatch's winners: keyed like them (the problem key, Note
+// [Autotune key]) plus the implementation, so a changed knob or library
+// version misses, and saved, loaded and bounded with them. The detail is
+// text the implementation parses itself (no tabs or newlines: they become
+// spaces); it must be one that any process with the same key can use.
+std::optional<std::string> tuned_detail(const Op& op, const Problem& problem, const Implementation& impl);
+void store_tuned_detail(const Op& op, const Problem& problem, const Implementation& impl, const std::string& detail,
+                        double time_ms);
+
 // ---------------------------------------------------------------- flag readers
 
 // Who reads flag `id`: "matmul onednn:matmul (check enabled)", "sdpa (order)",

@@ -179,6 +179,7 @@ struct FormDim {
   std::string name;  // "m", "heads", "kv_heads" (the CLI spells it --kv-heads)
   int64_t fallback;
   std::string help;
+  int64_t min = 1;   // the smallest value a shape line may give it (0 for a padding, a 0/1 switch)
 };
 struct Form {
   std::string entry;  // the entry it calls
@@ -193,8 +194,9 @@ struct Form {
   std::string label(const std::vector<int64_t>& dims) const;
   // The dims of a shape line ("64 64 64", "64x64x64", "1,2,3") with the
   // rest at their fallbacks. ValueError naming `what` for anything else:
-  // a count other than line_dims, a value that is not a positive integer,
-  // or a problem whose element count overflows int64.
+  // a count other than line_dims, a value that is not an integer of at
+  // least its dim's `min` (positive, by default), or a problem whose
+  // element count overflows int64.
   std::vector<int64_t> parse_line(const std::string& line, const std::string& what) const;
 };
 

@@ -208,6 +208,50 @@ void bind_ops(nb::module_& m) {
       },
       "name"_a, "args"_a, "kwargs"_a, "The decision table of an op call, as a dict");
   m.def("load_op_plugin", &ops::load_plugin, "path"_a, "Loads an op library (BP_OP_PLUGIN)");
+  // The shape forms, for Python benchmark drivers (backplane.bench): the
+  // same problems `backplane bench` times, as the entry's arguments.
+  m.def(
+      "op_form",
+      [](const std::string& op) -> nb::object {
+        const ops::OpInfo& info = ops::op_info(op);
+        if (!info.form) return nb::none();
+        nb::dict d;
+        d["entry"] = info.form->entry;
+        nb::list dims;
+        for (const ops::FormDim& f : info.form->dims) {
+          nb::dict dim;
+          dim["name"] = f.name;
+          dim["fallback"] = f.fallback;
+          dim["help"] = f.help;
+          dims.append(dim);
+        }
+        d["dims"] = dims;
+        d["line_dims"] = info.form->line_dims;
+        return d;
+      },
+      "op"_a, "An op's shape form (entry, dims, line_dims), or None");
+  m.def(
+      "op_form_parse",
+      [](const std::string& op, const std::string& line) {
+        const ops::OpInfo& info = ops::op_info(op);
+        if (!info.form) throw_bad_value("op_form_parse", "'" + op + "'", "an op with a shape form");
+        return info.form->parse_line(line, "bench " + op + " shape");
+      },
+      "op"_a, "line"_a, "The dims of a shape line, rest at their fallbacks");
+  m.def(
+      "op_form_args",
+      [](const std::string& op, const std::vector<int64_t>& dims, const std::string& dtype, bool random) {
+        const ops::OpInfo& info = ops::op_info(op);
+        if (!info.form) throw_bad_value("op_form_args", "'" + op + "'", "an op with a shape form");
+        if (dims.size() != info.form->dims.size())
+          throw_bad_value("op_form_args", std::to_string(dims.size()) + " dims",
+                          std::to_string(info.form->dims.size()) + " dims");
+        nb::dict out;
+        for (const auto& [name, value] : info.form->make(dims, parse_dtype(dtype), Device::cpu(), random))
+          out[name.c_str()] = to_python(value);
+        return out;
+      },
+      "op"_a, "dims"_a, "dtype"_a, "random"_a = true, "The entry's keyword arguments for a problem of the form");
 }
 
 }  // namespace bp::py

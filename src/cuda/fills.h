@@ -9,6 +9,8 @@ namespace bp::cuda_impl {
 void fill_matmul();      // matmul_cuda.cpp: cublas:gemm, cublaslt:gemm
 void fill_sdpa_cudnn();  // sdpa_cudnn.cpp: cudnn:sdpa (or "not built" without the frontend)
 void fill_sdpa_math();   // sdpa_math_cuda.cpp: math:cuda
+void fill_conv_native();  // conv_cuda.cpp: native:depthwise, ref:cuda
+void fill_conv_cudnn();   // conv_cudnn.cpp: cudnn:conv (or "not built" without the frontend)
 void fill_fft();         // fft_cuda.cpp: cufft:dft
 
 // All of the above.

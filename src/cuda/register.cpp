@@ -8,6 +8,8 @@ void register_implementations() {
   fill_matmul();
   fill_sdpa_cudnn();
   fill_sdpa_math();
+  fill_conv_native();
+  fill_conv_cudnn();
   fill_fft();
 }
 

@@ -169,9 +169,15 @@ Choice decide(const Op& op, const Problem& p, const void* params, Decision* tabl
 
   // 4. Choose.
   Choice choice{survivors[0], preferred && survivors[0]->library() == preferred ? How::preferred : How::first};
-  // The reference (the list's last entry) is the fallback for correctness,
-  // never a contender: it is not timed when anything else survived.
-  if (tune && ns > 1 && survivors[ns - 1] == impls.back()) --ns;
+  // The reference (the list's last entry for the problem's device type: a
+  // list may end with ref:cuda before ref:any) is the fallback for
+  // correctness, never a contender: it is not timed when anything else survived.
+  if (tune && ns > 1) {
+    const Implementation* reference = nullptr;
+    for (const Implementation* i : impls)
+      if (i->properties().device == p.device.type) reference = i;
+    if (survivors[ns - 1] == reference) --ns;
+  }
   if (tune && ns > 1) {
     const int64_t limit = flags::get_raw(tune_flags->limit);
     const int count = limit == 0 ? ns : static_cast<int>(std::min<int64_t>(limit, ns));

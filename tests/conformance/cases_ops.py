@@ -90,3 +90,19 @@ SDPA_ERRORS = {
 for _id, (_qq, _kk, _vv, _m, _kw) in SDPA_ERRORS.items():
     case(f"op:sdpa error {_id}")(_sdpa(_qq, _kk, _vv, _m, **_kw))
 case("op:sdpa key and value lengths differ")(_sdpa(_q, _k, _arr((2, 3, 8, 16))))
+
+
+# ---------------------------------------------------------------- einsum numerics
+EINSUM = {
+    "matmul": ("ij,jk->ik", [(4, 5), (5, 3)]), "trace": ("ii", [(4, 4)]), "diagonal": ("ii->i", [(5, 5)]),
+    "batched": ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), "ellipsis": ("...ij->...ji", [(2, 3, 4)]),
+    "implicit chain": ("ij,jk,kl", [(3, 4), (4, 5), (5, 2)]), "outer": ("i,j->ij", [(3,), (4,)]),
+    "sum": ("ijk->", [(2, 3, 4)]), "broadcast": ("ij,ij->i", [(3, 1), (1, 4)][:1] + [(3, 4)]),
+}
+for _id, (_eq, _shapes) in EINSUM.items():
+    _ops = [_arr(s, np.float64) for s in _shapes]
+    case(f"op:einsum {_id}")(lambda S, eq=_eq, xs=_ops: S.top.einsum(eq, *[S.tensor(x) for x in xs]))
+_a3, _b3 = _arr((3, 4), np.float64), _arr((4, 2), np.float64)
+case("op:einsum sublist")(lambda S: S.top.einsum(S.tensor(_a3), [0, 1], S.tensor(_b3), [1, 2], [0, 2]))
+case("op:einsum error bad subscript")(lambda S: S.top.einsum("ij,j1->i", S.tensor(_arr((2, 3))), S.tensor(_arr((3,)))))
+case("op:einsum error operand count")(lambda S: S.top.einsum("ij,jk->ik", S.tensor(_arr((2, 3)))))

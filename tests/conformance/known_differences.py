@@ -23,11 +23,13 @@ VERBOSE_LEVEL = "**A verbose level outside the allowed ones raises `ValueError`*
 PYTHON_NATIVE = "default; PyTorch registers its own Triton, CuTe DSL, FlyDSL and Helion"
 PN_NAMES = "(PyTorch stores anything, `disable_operations(1)` included)."
 SDPA_TUPLE = "**`sdpa_kernel` accepts a tuple as well as a list**"
+EINSUM_SIGNATURE = "**`backplane.einsum(equation, *operands)` names its first argument**"
 CAN_USE_CPU = "**`can_use_flash_attention` and `can_use_efficient_attention` answer for CPU"
 KV_LENGTHS = "**SDPA refuses key and value of different sequence lengths**"
 MATMUL_DTYPES = "**`matmul` of bool tensors raises `ValueError`**"
 
 KNOWN = {
+    "name:torch.einsum": EINSUM_SIGNATURE,
     # fp32 precision tree
     "set:mkldnn.fp32_precision='ieee'": MKLDNN_NODE,
     "set:mkldnn.fp32_precision='tf32'": MKLDNN_NODE,

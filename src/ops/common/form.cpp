@@ -18,7 +18,13 @@ std::string Form::label(const std::vector<int64_t>& dims) const {
 std::vector<int64_t> Form::parse_line(const std::string& line, const std::string& what) const {
   std::string names;
   for (std::size_t i = 0; i < line_dims; ++i) names += (i ? " " : "") + dims[i].name;
-  const std::string form = "'" + names + "' (or joined by 'x' or ',') with positive integers whose product fits int64";
+  std::string zeros;  // the dims that take 0 (a padding, a switch)
+  for (std::size_t i = 0; i < line_dims; ++i)
+    if (dims[i].min < 1) zeros += (zeros.empty() ? "" : ", ") + dims[i].name;
+  const std::string form = "'" + names + "' (or joined by 'x' or ',') with " +
+                           (zeros.empty() ? std::string("positive integers")
+                                          : "positive integers (" + zeros + ": 0 or more)") +
+                           " whose product fits int64";
   std::string s = line;
   for (char& c : s)
     if (c == 'x' || c == 'X' || c == ',') c = ' ';
@@ -34,14 +40,15 @@ std::vector<int64_t> Form::parse_line(const std::string& line, const std::string
     } catch (const std::exception&) {
       ok = false;
     }
-    ok = ok && used == word.size() && v >= 1;
+    const int64_t min = values.size() < line_dims ? dims[values.size()].min : 1;
+    ok = ok && used == word.size() && v >= min;
     values.push_back(v);
   }
   ok = ok && values.size() == line_dims;
   // Every element count an op computes is a product of some of these.
   int64_t product = 1;
   for (int64_t v : values)
-    if (ok && __builtin_mul_overflow(product, v, &product)) ok = false;
+    if (ok && v > 0 && __builtin_mul_overflow(product, v, &product)) ok = false;
   if (!ok) throw_bad_value(what, "'" + line + "'", form);
   for (std::size_t i = line_dims; i < dims.size(); ++i) values.push_back(dims[i].fallback);
   return values;

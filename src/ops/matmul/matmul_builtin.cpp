@@ -42,7 +42,7 @@ void run_builtin(const Params& p) {
       }
       default: throw_bad_value("matmul", dtype_name(p.dtype), "float16, bfloat16, float32 or float64");
     }
-  });
+  }, Isa);  // the rounding of 16-bit outputs under the same ISA (and cap)
 }
 
 std::optional<dispatch::Availability> hardware(GemmIsa isa) {

@@ -118,7 +118,7 @@ void run_onednn(const Params& p) {
       memory cm(c_desc(key), engine(), g.c);
       prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       stream.wait();
-    });
+    }, kernels::cpu::GemmIsa::avx512);  // oneDNN picks its own ISA too: the widest the hardware has
   } catch (const dnnl::error& e) {
     throw_runtime("onednn:matmul", std::string("oneDNN failed: ") + e.what());
   }
