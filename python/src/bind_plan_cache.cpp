@@ -1,6 +1,8 @@
 // Plan caches in Python (the generic control surface: size, max_size,
 // clear; the per-device cuFFT caches) and the GEMM workspace sizes.
 
+#include <nanobind/stl/string.h>
+
 #include "backplane/backends/cuda_workspace.h"
 #include "backplane/backends/cufft_plan_cache.h"
 #include "backplane/backends/fft_plan_cache.h"

@@ -114,7 +114,8 @@ class cuFFTPlanCacheAttrContextProp:
 class cuFFTPlanCache:
     """The cuFFT plan cache of one CUDA device: ``size`` (read-only), ``max_size``, ``clear()``.
 
-    Also Backplane's ``hits`` and ``misses``. Every value lives in C++ (one cache per device).
+    Also Backplane's ``bytes``, ``max_bytes``, ``hits`` and ``misses``. Every value lives in C++ (one cache per
+    device).
     """
 
     def __init__(self, device_index):
@@ -123,6 +124,11 @@ class cuFFTPlanCache:
     size = cuFFTPlanCacheAttrContextProp(lambda i: _C.cufft_plan_cache(i).size, _CUFFT_SIZE_READ_ONLY)
     max_size = cuFFTPlanCacheAttrContextProp(lambda i: _C.cufft_plan_cache(i).max_size,
                                              lambda i, v: setattr(_C.cufft_plan_cache(i), "max_size", v))
+    max_bytes = property(lambda self: _C.cufft_plan_cache(self.device_index).max_bytes,
+                         lambda self, v: setattr(_C.cufft_plan_cache(self.device_index), "max_bytes", v),
+                         doc="Byte bound on the plans' work areas (0: none; a Backplane addition)")
+    bytes = property(lambda self: _C.cufft_plan_cache(self.device_index).bytes,
+                     doc="Bytes of the cached plans' work areas (memory_stats' plan_bytes)")
     hits = property(lambda self: _C.cufft_plan_cache(self.device_index).hits, doc="Lookups that found a plan")
     misses = property(lambda self: _C.cufft_plan_cache(self.device_index).misses, doc="Lookups that made one")
 

@@ -11,9 +11,9 @@ namespace bp::backends::fftw {
 
 std::mutex& planner_mutex();
 
-// Whether FFTW's OpenMP variant is linked (plans may then use threads).
-// Its one-time initialisation runs on the first call; call it with
-// planner_mutex() held.
+// Whether FFTW's OpenMP variant is linked and initialised (plans may then
+// use threads). Its one-time initialisation runs with planner_mutex()'s
+// construction, so this may be asked with or without the lock held.
 bool threads_ready();
 
 }  // namespace bp::backends::fftw
