@@ -1,13 +1,17 @@
 // The fft op from C++: fftw:dft against the reference (ref:any) on each
 // kind, odd/prime/power-of-two sizes and strided views; the plan cache
 // (hits, LRU eviction, max_size 0, clear); concurrent calls from several
-// threads while planning is serialised; cufft:dft's checks without a GPU.
+// threads while planning is serialised (and only planning); cufft:dft's checks without a GPU.
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <complex>
+#include <future>
+#include <mutex>
 #include <thread>
 
+#include "backends/fftw/fftw_planner.h"
 #include "backplane/backends/fft_plan_cache.h"
 #include "backplane/dispatch.h"
 #include "backplane/op_spec.h"
@@ -124,6 +128,23 @@ TEST(FftPlanCache, ConcurrentCallsAreCorrectWhilePlanningIsSerialised) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+// FFTW's planner lock serialises planning only: while it is held (here by
+// the test, as by another thread planning), a call whose plan is cached
+// runs to the end and a call that must plan waits for the lock.
+TEST(FftPlanCache, PlanningWaitsForThePlannerLockExecutionDoesNot) {
+  backends::cpu::fft_plan_cache().clear();
+  const Tensor cached_in = complex_random({2, 40}, DType::c64, 5), new_in = complex_random({2, 41}, DType::c64, 6);
+  (void)call("fft", {{"input", cached_in}}, "fftw:dft");
+  std::unique_lock<std::mutex> planner(backends::fftw::planner_mutex());
+  auto planning = std::async(std::launch::async, [&] { return call("fft", {{"input", new_in}}, "fftw:dft"); });
+  auto cached = std::async(std::launch::async, [&] { return call("fft", {{"input", cached_in}}, "fftw:dft"); });
+  ASSERT_EQ(cached.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(planning.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  planner.unlock();
+  EXPECT_LE(max_rel_diff(cached.get(), call("fft", {{"input", cached_in}}, "ref:any")), 2e-5);
+  EXPECT_LE(max_rel_diff(planning.get(), call("fft", {{"input", new_in}}, "ref:any")), 2e-5);
 }
 #endif
 

@@ -196,6 +196,30 @@ def test_input_dtypes(impl):
         assert F.irfft(crand((5,), np.complex128)).dtype == "float64"
 
 
+REAL_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64, np.int32]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", REAL_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_every_entry_takes_each_real_dtype(impl, dtype):
+    # 16-bit and integer inputs are computed in float32 (complex64 out), as torch on the CPU.
+    x = rrand((3, 6, 10), np.float64)
+    x = (x * 8).round() if np.dtype(dtype).kind == "i" else x
+    x = x.astype(dtype)
+    wide = x.astype(np.float64)
+    cdt = "complex128" if dtype == np.float64 else "complex64"
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    with forced(impl):
+        for name in ["fft", "ifft", "rfft", "ihfft", "fft2", "ifft2", "rfft2", "fftn", "ifftn", "rfftn"]:
+            got = getattr(F, name)(x)
+            assert got.dtype == cdt, (name, got.dtype)
+            close(got, np_name(name)(wide), tol)
+        for name in ["irfft", "hfft", "irfft2", "irfftn"]:
+            got = getattr(F, name)(x)
+            assert got.dtype == cdt.replace("complex128", "float64").replace("complex64", "float32"), (name, got.dtype)
+            close(got, np_name(name)(wide.astype(np.complex128)), tol * 10)
+
+
 def test_implementations_agree_with_each_other():
     x = crand((3, 97, 12), np.complex64)
     with forced("fftw:dft"):
@@ -235,6 +259,16 @@ def test_errors_name_the_argument():
         F.fft(x, n=2.5)
     with pytest.raises(TypeError):
         F.fft(x, 4, 0, "ortho", 1)
+    with pytest.raises(TypeError, match="argument 'input' must be Tensor, not str"):
+        F.fft("abc")
+    with pytest.raises(RuntimeError, match=r"Invalid number of data points \(-1\)"):
+        F.hfft(x, n=-1)
+    with pytest.raises(RuntimeError, match=r"Invalid number of data points \(0\)"):
+        F.fftn(x, s=(0, 2))
+    with pytest.raises(IndexError, match="dim"):
+        F.rfftn(rrand((3, 4)), dim=(0, 5))
+    with pytest.raises(ValueError, match="norm"):
+        F.irfft2(x, norm="")
 
 
 def test_empty_and_zero_dim_inputs():
