@@ -7,26 +7,32 @@
 namespace bp::backends::fftw {
 namespace {
 
-// fftw_init_threads enters the planner too, so it runs inside the lock's
-// one-time construction: no thread can hold the lock (and plan) before it
-// has finished, wherever threads_ready() is first asked.
-bool g_threads_ready = false;
+// Per precision (0 double, 1 single): 0 not tried, 1 ready, -1 failed.
+// Read and written with planner_mutex() held.
+int g_state[2] = {0, 0};
 
 }  // namespace
 
 std::mutex& planner_mutex() {
-  static auto* m = [] {  // leaked: plans may be destroyed during static destruction
-#if BP_FFTW_OMP
-    g_threads_ready = fftw_init_threads() != 0 && fftwf_init_threads() != 0;
-#endif
-    return new std::mutex;
-  }();
+  static auto* m = new std::mutex;  // leaked: plans may be destroyed during static destruction
   return *m;
 }
 
-bool threads_ready() {
-  (void)planner_mutex();
-  return g_threads_ready;
+bool threads_ready(bool single) {
+  if constexpr (!threads_linked()) {
+    return false;
+  } else {
+    int& state = g_state[single ? 1 : 0];
+#if BP_FFTW_OMP
+    if (state == 0) state = (single ? fftwf_init_threads() : fftw_init_threads()) != 0 ? 1 : -1;
+#endif
+    return state == 1;
+  }
+}
+
+void threads_ready_for_wisdom() {
+  (void)threads_ready(true);
+  (void)threads_ready(false);
 }
 
 }  // namespace bp::backends::fftw

@@ -76,6 +76,7 @@ void save_fft_wisdom(const std::string& path) {
       },
       [&](const std::optional<std::string>& current) {
         std::lock_guard<std::mutex> lock(fftw::planner_mutex());
+        fftw::threads_ready_for_wisdom();
         if (current) {
           try {
             import_sections(parse(*current, path, op), path, op);
@@ -96,6 +97,7 @@ bool load_fft_wisdom(const std::string& path) {
   }
   const Sections w = parse(*text, path, op);
   std::lock_guard<std::mutex> lock(fftw::planner_mutex());
+  fftw::threads_ready_for_wisdom();
   import_sections(w, path, op);
   return true;
 }
