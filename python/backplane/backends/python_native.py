@@ -28,6 +28,7 @@ __all__ = ["DSLController", "available_dsls", "all_dsls", "register", "lookup", 
 _lock = threading.RLock()
 _dsls = {}          # name -> DSL controller, in registration order
 _overrides = []     # (dsl, op, fn, predicate, dispatch_key), in registration order
+_overridden = frozenset()  # the ops in _overrides (replaced whole: read without the lock)
 _disabled = {"dsl": set(), "op": set(), "key": set()}
 _local = threading.local()
 
@@ -131,11 +132,15 @@ def register(dsl, op, fn, predicate=None, dispatch_key="CPU"):
     with _lock:
         controller = _dsls.setdefault(dsl, DSLController(dsl))
         _overrides.append((dsl, op, fn, predicate, dispatch_key))
+        global _overridden
+        _overridden = _overridden | {op}
     return controller
 
 
 def lookup(op, *args, dispatch_key="CPU", **kwargs):
     """The override to run for this call of ``op``, or None to use Backplane's own dispatch."""
+    if op not in _overridden:  # the common case, without a lock: nothing registered for op
+        return None
     if is_operation_disabled(op) or _is_disabled("key", dispatch_key):
         return None
     with _lock:

@@ -140,8 +140,12 @@ const OpInfo& op_info(std::string_view name) {
 
 const EntrySpec* find_entry(std::string_view name) {
   for (const OpInfo* o : all_ops())
-    for (const EntrySpec& e : o->entries)
-      if (e.name == name || e.python_name() == name) return &e;
+    for (const EntrySpec& e : o->entries) {
+      // The last part of e.python, compared where it lies (every op call looks its entry up).
+      std::string_view py = e.python;
+      if (const auto dot = py.rfind('.'); dot != std::string_view::npos) py.remove_prefix(dot + 1);
+      if (e.name == name || py == name) return &e;
+    }
   return nullptr;
 }
 
