@@ -14,6 +14,7 @@ against the problems, one panel per dtype and thread count (matplotlib).
 
 import argparse
 import importlib
+import inspect
 import json
 import statistics
 import subprocess
@@ -98,17 +99,30 @@ def _peer_call(peer, op, line, dtype):
         return None
     kwargs = _C.op_form_args(op, _C.op_form_parse(op, line), dtype, True)
     args, keywords = [], {}
+    skipped = False  # after an argument the form leaves out, the rest go by name
     for spec in entry["args"]:  # positional in the entry's order (peers may name them otherwise)
         if spec["name"] not in kwargs:
+            skipped = True
             continue
         value = _to_peer(peer, kwargs[spec["name"]])
         if spec["variadic"]:
             args.extend(value if isinstance(value, tuple) else [value])
-        elif spec["keyword_only"]:
-            keywords[spec["name"]] = value
+        elif spec["keyword_only"] or skipped:
+            keywords[_peer_arg_name(fn, spec["name"])] = value
         else:
             args.append(value)
     return lambda: fn(*args, **keywords)
+
+
+def _peer_arg_name(fn, name):
+    """The peer's name of argument `name`: NumPy says axis / axes where torch says dim."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return name
+    if name in params or name != "dim":
+        return name
+    return next((alt for alt in ("axes", "axis") if alt in params), name)
 
 
 def _set_peer_threads(peer, n):

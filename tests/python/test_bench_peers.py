@@ -25,6 +25,20 @@ def test_numpy_peer_rows_and_ratios():
     assert ours and all(row["vs_numpy"] > 0 for row in ours)
 
 
+def test_fft_peer_gets_the_form_dims_by_name():
+    # fftn's form gives input and dim, not s: dim goes by name (NumPy's axes), never into s's place.
+    import numpy as np
+    from backplane import bench as B
+    call = B._peer_call("numpy", "fft", "1 8 16", "f32")
+    out = call()
+    assert out.shape == (8, 16)
+    kwargs = B._C.op_form_args("fft", B._C.op_form_parse("fft", "1 8 16"), "f32", True)
+    np.testing.assert_allclose(out, np.fft.fft2(kwargs["input"].numpy()), rtol=1e-4, atol=1e-4)
+    r = bench("fft", "--shape", "1 1 64", "--threads", "1", "--peer", "numpy", "--repeat", "1", "--min-time", "1")
+    assert r.returncode == 0, r.stderr
+    assert "numpy (peer)" in r.stdout
+
+
 def test_a_peer_without_the_op_is_a_note():
     r = bench("sdpa", "--shape", "1 1 16 16 8", "--threads", "1", "--peer", "numpy", "--repeat", "1",
               "--min-time", "1")
