@@ -5,28 +5,18 @@ order, max_size that evicts, clear, size 0, the work area in memory_stats);
 concurrent calls from threads; torch.fft beside it where importable.
 Skipped without a device."""
 
-import pathlib
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+from gpu_common import needs_torch, requires_cuda, torch  # first: it puts this checkout's package on sys.path
 
-import backplane  # noqa: E402
-import backplane.backends as B  # noqa: E402
-import backplane.fft as F  # noqa: E402
+import backplane
+import backplane.backends as B
+import backplane.fft as F
 
-pytestmark = pytest.mark.skipif(not backplane.cuda.is_available(),
-                                reason=f"no CUDA device: {backplane.cuda.unavailable_reason()}")
-
-try:
-    import torch
-    HAVE_TORCH = torch.cuda.is_available()
-except Exception:  # noqa: BLE001
-    HAVE_TORCH = False
-needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="PyTorch with CUDA is not importable")
+pytestmark = requires_cuda
 
 NORMS = [None, "backward", "ortho", "forward"]
 RNG = np.random.default_rng(3)

@@ -34,6 +34,16 @@ def preferred_blas_library(backend=None):
     return _C.flag_get("cpu.preferred_blas_library")
 
 
+def _cache_property(name, doc, settable=False):
+    """A property forwarding to attribute ``name`` of the C++ CPU FFT plan cache."""
+    def get(self):
+        return getattr(_C.cpu_fft_plan_cache(), name)
+
+    def set_(self, value):
+        setattr(_C.cpu_fft_plan_cache(), name, value)
+    return property(get, set_ if settable else None, doc=doc)
+
+
 class FFTPlanCache:
     """The CPU FFT plan cache (FFTW plans of the fft op's fftw:dft), with
     ``cuda.cufft_plan_cache[i]``'s interface: ``size`` (read-only),
@@ -55,27 +65,13 @@ class FFTPlanCache:
                                                 "in the cache. To change the cache capacity, set "
                                                 "fft_plan_cache.max_size.")
 
-    @property
-    def max_size(self):
-        """Capacity; shrinking evicts least-recently-used plans; 0 disables caching."""
-        return _C.cpu_fft_plan_cache().max_size
-
-    @max_size.setter
-    def max_size(self, value):
-        _C.cpu_fft_plan_cache().max_size = value
-
-    @property
-    def max_bytes(self):
-        """Byte bound on the cached plans (0: none); shrinking evicts least-recently-used plans."""
-        return _C.cpu_fft_plan_cache().max_bytes
-
-    @max_bytes.setter
-    def max_bytes(self, value):
-        _C.cpu_fft_plan_cache().max_bytes = value
-
-    bytes = property(lambda self: _C.cpu_fft_plan_cache().bytes, doc="Bytes the cached plans hold (as measured)")
-    hits = property(lambda self: _C.cpu_fft_plan_cache().hits, doc="Lookups that found a plan")
-    misses = property(lambda self: _C.cpu_fft_plan_cache().misses, doc="Lookups that made one")
+    max_size = _cache_property("max_size", "Capacity; shrinking evicts least-recently-used plans; 0 disables caching.",
+                               settable=True)
+    max_bytes = _cache_property("max_bytes", "Byte bound on the cached plans (0: none); shrinking evicts "
+                                             "least-recently-used plans.", settable=True)
+    bytes = _cache_property("bytes", "Bytes the cached plans hold (as measured)")
+    hits = _cache_property("hits", "Lookups that found a plan")
+    misses = _cache_property("misses", "Lookups that made one")
 
     def clear(self):
         """Drops every cached plan."""

@@ -206,6 +206,17 @@ Tensor input_of(const Args& a, const std::string& entry) {
   return x;
 }
 
+// What every transform entry's request starts from: its name, input, kind, direction and norm.
+Request request_of(const char* entry, Kind kind, bool forward, const Args& a) {
+  Request r;
+  r.entry = entry;
+  r.input = input_of(a, entry);
+  r.kind = kind;
+  r.forward = forward;
+  r.norm = parse_norm(a);
+  return r;
+}
+
 // ---------------------------------------------------------------- 1-D entries
 
 struct OneD {
@@ -216,14 +227,9 @@ struct OneD {
 };
 
 Call prepare_1d(const OneD& e, const Args& a) {
-  Request r;
-  r.entry = e.name;
-  r.input = input_of(a, e.name);
-  r.kind = e.kind;
-  r.forward = e.forward;
+  Request r = request_of(e.name, e.kind, e.forward, a);
   r.conj_in = e.conj_in;
   r.conj_out = e.conj_out;
-  r.norm = parse_norm(a);
   const int64_t dim = detail::wrap_dim(a.integer("dim"), r.input.ndim(), (r.entry + ": dim").c_str());
   int64_t n;
   if (!a.is_none("n")) {
@@ -249,12 +255,7 @@ struct ND {
 };
 
 Call prepare_nd(const ND& e, const Args& a) {
-  Request r;
-  r.entry = e.name;
-  r.input = input_of(a, e.name);
-  r.kind = e.kind;
-  r.forward = e.forward;
-  r.norm = parse_norm(a);
+  Request r = request_of(e.name, e.kind, e.forward, a);
   const int64_t ndim = r.input.ndim();
   const bool has_s = !a.is_none("s");
   const bool has_dim = !a.is_none("dim");
@@ -314,10 +315,7 @@ ArgSpec norm_arg() {
 }
 
 EntrySpec one_d(OneD e, std::string doc) {
-  EntrySpec s;
-  s.name = e.name;
-  s.python = std::string("backplane.fft.") + e.name;
-  s.doc = std::move(doc);
+  EntrySpec s = fft_entry(e.name, std::move(doc));
   s.args = {arg::tensor("input"), optional_int("n", "signal length (pads with zeros or trims; None: from the input)"),
             arg::integer("dim", -1, "the dim to transform"), norm_arg()};
   s.prepare = [e](const Args& a) { return prepare_1d(e, a); };
@@ -325,10 +323,7 @@ EntrySpec one_d(OneD e, std::string doc) {
 }
 
 EntrySpec n_d(ND e, std::string doc) {
-  EntrySpec s;
-  s.name = e.name;
-  s.python = std::string("backplane.fft.") + e.name;
-  s.doc = std::move(doc);
+  EntrySpec s = fft_entry(e.name, std::move(doc));
   ArgSpec dim = e.two_d ? arg::integers("dim", {-2, -1}, "the dims to transform")
                         : optional_ints("dim", "the dims to transform (None: all, or the last len(s))");
   s.args = {arg::tensor("input"),

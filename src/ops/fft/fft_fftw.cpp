@@ -70,43 +70,65 @@ std::vector<Dim> to_fftw(const std::vector<Iodim>& dims) {
   return out;
 }
 
+// FFTW's API of one precision: fftwf_* (Single) or fftw_*.
+template <bool Single> struct Api;
+#define BP_FFTW_API(SINGLE, PREFIX, REAL)                           \
+  template <> struct Api<SINGLE> {                                  \
+    using Plan = PREFIX##_plan;                                     \
+    using Complex = PREFIX##_complex;                               \
+    using Real = REAL;                                              \
+    using Dim = PREFIX##_iodim64;                                   \
+    static constexpr auto with_nthreads = &PREFIX##_plan_with_nthreads; \
+    static constexpr auto plan_c2c = &PREFIX##_plan_guru64_dft;     \
+    static constexpr auto plan_r2c = &PREFIX##_plan_guru64_dft_r2c; \
+    static constexpr auto plan_c2r = &PREFIX##_plan_guru64_dft_c2r; \
+    static constexpr auto exec_c2c = &PREFIX##_execute_dft;         \
+    static constexpr auto exec_r2c = &PREFIX##_execute_dft_r2c;     \
+    static constexpr auto exec_c2r = &PREFIX##_execute_dft_c2r;     \
+    static constexpr auto destroy = &PREFIX##_destroy_plan;         \
+  };
+BP_FFTW_API(true, fftwf, float)
+BP_FFTW_API(false, fftw, double)
+#undef BP_FFTW_API
+
+template <bool Single>
+void* plan_in(const Guru& g, void* in, void* out) {
+  using A = Api<Single>;
+  using C = typename A::Complex;
+  using R = typename A::Real;
+  const unsigned flags = g.effort | (g.kind == Kind::c2r ? FFTW_DESTROY_INPUT : 0u);
+  const int rank = static_cast<int>(g.dims.size()), hrank = static_cast<int>(g.howmany.size());
+  if (backends::fftw::threads_ready(Single)) A::with_nthreads(g.threads);
+  const auto dims = to_fftw<typename A::Dim>(g.dims);
+  const auto many = to_fftw<typename A::Dim>(g.howmany);
+  switch (g.kind) {
+    case Kind::c2c:
+      return A::plan_c2c(rank, dims.data(), hrank, many.data(), static_cast<C*>(in), static_cast<C*>(out), g.sign, flags);
+    case Kind::r2c:
+      return A::plan_r2c(rank, dims.data(), hrank, many.data(), static_cast<R*>(in), static_cast<C*>(out), flags);
+    case Kind::c2r:
+      return A::plan_c2r(rank, dims.data(), hrank, many.data(), static_cast<C*>(in), static_cast<R*>(out), flags);
+  }
+  return nullptr;
+}
+
+template <bool Single>
+void execute_in(Kind kind, void* handle, void* in, void* out) {
+  using A = Api<Single>;
+  using C = typename A::Complex;
+  using R = typename A::Real;
+  const auto plan = static_cast<typename A::Plan>(handle);
+  switch (kind) {
+    case Kind::c2c: A::exec_c2c(plan, static_cast<C*>(in), static_cast<C*>(out)); return;
+    case Kind::r2c: A::exec_r2c(plan, static_cast<R*>(in), static_cast<C*>(out)); return;
+    case Kind::c2r: A::exec_c2r(plan, static_cast<C*>(in), static_cast<R*>(out)); return;
+  }
+}
+
 // The FFTW plan for g on arrays in/out; nullptr when FFTW cannot plan it.
 // planner_mutex() held.
 void* plan_on(const Guru& g, void* in, void* out) {
-  const unsigned flags = g.effort | (g.kind == Kind::c2r ? FFTW_DESTROY_INPUT : 0u);
-  const int rank = static_cast<int>(g.dims.size()), hrank = static_cast<int>(g.howmany.size());
-  if (g.single) {
-    if (backends::fftw::threads_ready(true)) fftwf_plan_with_nthreads(g.threads);
-    const auto dims = to_fftw<fftwf_iodim64>(g.dims);
-    const auto many = to_fftw<fftwf_iodim64>(g.howmany);
-    switch (g.kind) {
-      case Kind::c2c:
-        return fftwf_plan_guru64_dft(rank, dims.data(), hrank, many.data(), static_cast<fftwf_complex*>(in),
-                                     static_cast<fftwf_complex*>(out), g.sign, flags);
-      case Kind::r2c:
-        return fftwf_plan_guru64_dft_r2c(rank, dims.data(), hrank, many.data(), static_cast<float*>(in),
-                                         static_cast<fftwf_complex*>(out), flags);
-      case Kind::c2r:
-        return fftwf_plan_guru64_dft_c2r(rank, dims.data(), hrank, many.data(), static_cast<fftwf_complex*>(in),
-                                         static_cast<float*>(out), flags);
-    }
-  } else {
-    if (backends::fftw::threads_ready(false)) fftw_plan_with_nthreads(g.threads);
-    const auto dims = to_fftw<fftw_iodim64>(g.dims);
-    const auto many = to_fftw<fftw_iodim64>(g.howmany);
-    switch (g.kind) {
-      case Kind::c2c:
-        return fftw_plan_guru64_dft(rank, dims.data(), hrank, many.data(), static_cast<fftw_complex*>(in),
-                                    static_cast<fftw_complex*>(out), g.sign, flags);
-      case Kind::r2c:
-        return fftw_plan_guru64_dft_r2c(rank, dims.data(), hrank, many.data(), static_cast<double*>(in),
-                                        static_cast<fftw_complex*>(out), flags);
-      case Kind::c2r:
-        return fftw_plan_guru64_dft_c2r(rank, dims.data(), hrank, many.data(), static_cast<fftw_complex*>(in),
-                                        static_cast<double*>(out), flags);
-    }
-  }
-  return nullptr;
+  return g.single ? plan_in<true>(g, in, out) : plan_in<false>(g, in, out);
 }
 
 // Scratch memory covering a view of `shape`/`strides` with elements of
@@ -177,35 +199,13 @@ Guru describe_call(const Params& p, int64_t effort) {
 
 Plan::~Plan() {
   std::lock_guard<std::mutex> lock(backends::fftw::planner_mutex());
-  if (single) fftwf_destroy_plan(static_cast<fftwf_plan>(handle));
-  else fftw_destroy_plan(static_cast<fftw_plan>(handle));
+  if (single) Api<true>::destroy(static_cast<Api<true>::Plan>(handle));
+  else Api<false>::destroy(static_cast<Api<false>::Plan>(handle));
 }
 
 void Plan::execute(void* in, void* out) const {
-  if (single) {
-    switch (kind) {
-      case Kind::c2c:
-        fftwf_execute_dft(static_cast<fftwf_plan>(handle), static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
-        return;
-      case Kind::r2c:
-        fftwf_execute_dft_r2c(static_cast<fftwf_plan>(handle), static_cast<float*>(in), static_cast<fftwf_complex*>(out));
-        return;
-      case Kind::c2r:
-        fftwf_execute_dft_c2r(static_cast<fftwf_plan>(handle), static_cast<fftwf_complex*>(in), static_cast<float*>(out));
-        return;
-    }
-  }
-  switch (kind) {
-    case Kind::c2c:
-      fftw_execute_dft(static_cast<fftw_plan>(handle), static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
-      return;
-    case Kind::r2c:
-      fftw_execute_dft_r2c(static_cast<fftw_plan>(handle), static_cast<double*>(in), static_cast<fftw_complex*>(out));
-      return;
-    case Kind::c2r:
-      fftw_execute_dft_c2r(static_cast<fftw_plan>(handle), static_cast<fftw_complex*>(in), static_cast<double*>(out));
-      return;
-  }
+  if (single) execute_in<true>(kind, handle, in, out);
+  else execute_in<false>(kind, handle, in, out);
 }
 
 namespace {

@@ -95,13 +95,23 @@ ArgSpec optional_string(std::string name, std::string doc) {
   return a;
 }
 
-EntrySpec freq_entry(bool real) {
+}  // namespace
+
+EntrySpec fft_entry(const std::string& name, std::string doc) {
   EntrySpec e;
-  e.name = real ? "rfftfreq" : "fftfreq";
-  e.python = "backplane.fft." + e.name;
-  e.doc = real ? "The sample frequencies of rfft's output (n // 2 + 1 of them), as torch.fft.rfftfreq."
-               : "The sample frequencies of an n-point fft, zero first then positive then negative, as "
-                 "torch.fft.fftfreq.";
+  e.name = name;
+  e.python = "backplane.fft." + name;
+  e.doc = std::move(doc);
+  return e;
+}
+
+namespace {
+
+EntrySpec freq_entry(bool real) {
+  EntrySpec e = fft_entry(real ? "rfftfreq" : "fftfreq",
+                          real ? "The sample frequencies of rfft's output (n // 2 + 1 of them), as torch.fft.rfftfreq."
+                               : "The sample frequencies of an n-point fft, zero first then positive then negative, "
+                                 "as torch.fft.fftfreq.");
   e.args = {arg::integer("n", 0, "the signal length"), arg::real("d", 1.0, "the sample spacing"),
             optional_string("dtype", "a float dtype name (None: float32)"),
             optional_string("device", "'cpu' or 'cuda:N' (None: cpu)")};
@@ -111,12 +121,10 @@ EntrySpec freq_entry(bool real) {
 }
 
 EntrySpec shift_entry(bool inverse) {
-  EntrySpec e;
-  e.name = inverse ? "ifftshift" : "fftshift";
-  e.python = "backplane.fft." + e.name;
-  e.doc = inverse ? "Inverse of fftshift, as torch.fft.ifftshift."
-                  : "Moves the zero-frequency term to the centre of the given dims (all by default), as "
-                    "torch.fft.fftshift.";
+  EntrySpec e = fft_entry(inverse ? "ifftshift" : "fftshift",
+                          inverse ? "Inverse of fftshift, as torch.fft.ifftshift."
+                                  : "Moves the zero-frequency term to the centre of the given dims (all by "
+                                    "default), as torch.fft.fftshift.");
   ArgSpec dim = arg::integers("dim", {}, "the dims to shift (None: all)");
   dim.accepts |= bit(ArgKind::none);
   dim.default_value = ArgValue{};

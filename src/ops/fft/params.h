@@ -53,6 +53,8 @@ OpSpec spec();
 dispatch::Op& fft_op();
 std::vector<EntrySpec> transform_entries();
 std::vector<EntrySpec> helper_entries();  // fftfreq, rfftfreq, fftshift, ifftshift
+// An entry of backplane.fft: its name, Python name backplane.fft.<name> and doc.
+EntrySpec fft_entry(const std::string& name, std::string doc);
 
 // The makers (fft_fftw.cpp, fft_ref.cpp, op.cpp's CUDA slot).
 std::unique_ptr<dispatch::Implementation> make_fftw();
