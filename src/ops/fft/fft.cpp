@@ -154,10 +154,8 @@ Call finish(Request r) {
   // The input as the kind reads it: complex for c2c and c2r, real for r2c.
   Tensor in = x;
   if (r.kind == Kind::r2c) {
-    if (is_complex(x.dtype()))
-      throw_bad_value(r.entry, "an input of dtype " + torch_dtype_name(x.dtype()),
-                      "a real input tensor (" + r.entry + " expects a real input tensor, but got " +
-                          torch_dtype_name(x.dtype()) + ")");
+    if (is_complex(x.dtype()))  // PyTorch's TypeError and text
+      throw_bad_type(r.entry, torch_dtype_name(x.dtype()), "a real input tensor");
     in = x.to(real_dtype_of(x.dtype()));
     p->dtype = complex_dtype_of(in.dtype());
   } else {
