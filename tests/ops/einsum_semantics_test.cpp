@@ -1,9 +1,12 @@
 // einsum from C++: equations as torch.einsum reads them (implicit output,
 // ellipses, diagonals, broadcasting), bad equations with positioned
 // errors, both implementations forced against each other at every dtype
-// and on strided views, the path the flags choose, and explain's notes.
+// (complex included) and on strided views, the path the flags choose, and
+// explain's notes.
 
 #include <gtest/gtest.h>
+
+#include <complex>
 
 #include "backplane/flags.h"
 #include "backplane/ops/einsum.h"
@@ -13,8 +16,6 @@
 
 namespace bp::ops::einsum {
 namespace {
-
-using bp::testing::random_tensor;
 
 std::string subs(const Equation& eq, const std::vector<int>& labels) { return eq.subscripts(labels); }
 
@@ -77,25 +78,35 @@ TEST(EinsumEquation, Sublists) {
 
 // path:matmul and ref:any agree (ref:any is checked against NumPy in Python).
 void expect_agree(const std::string& eq, const std::vector<Tensor>& ops, double tol) {
-  Tensor a, b;
-  {
-    dispatch::ImplementationsGuard g("einsum", {"path:matmul"});
-    a = bp::einsum(eq, ops).to(DType::f64).contiguous();
+  Tensor out[2];
+  for (int k = 0; k < 2; ++k) {
+    dispatch::ImplementationsGuard g("einsum", {k == 0 ? "path:matmul" : "ref:any"});
+    const Tensor r = bp::einsum(eq, ops);
+    EXPECT_EQ(r.dtype(), ops[0].dtype()) << eq;
+    out[k] = r.to(DType::c128).contiguous();
   }
-  {
-    dispatch::ImplementationsGuard g("einsum", {"ref:any"});
-    b = bp::einsum(eq, ops).to(DType::f64).contiguous();
-  }
-  ASSERT_EQ(a.shape(), b.shape()) << eq;
+  ASSERT_EQ(out[0].shape(), out[1].shape()) << eq;
+  const auto* x = out[0].data_ptr<std::complex<double>>();
+  const auto* y = out[1].data_ptr<std::complex<double>>();
   double scale = 1, err = 0;
-  for (int64_t i = 0; i < b.numel(); ++i) scale = std::max(scale, std::abs(b.data_ptr<double>()[i]));
-  for (int64_t i = 0; i < b.numel(); ++i) err = std::max(err, std::abs(a.data_ptr<double>()[i] - b.data_ptr<double>()[i]));
+  for (int64_t i = 0; i < out[1].numel(); ++i) scale = std::max(scale, std::abs(y[i]));
+  for (int64_t i = 0; i < out[1].numel(); ++i) err = std::max(err, std::abs(x[i] - y[i]));
   EXPECT_LE(err / scale, tol) << eq;
 }
 
+// Random values of any dtype; complex ones with random imaginary parts too.
+Tensor random_tensor(const Shape& shape, DType dt, uint32_t seed) {
+  if (!is_complex(dt)) return bp::testing::random_tensor(shape, dt, seed);
+  const Tensor re = bp::testing::random_tensor(shape, DType::f64, seed);
+  const Tensor im = bp::testing::random_tensor(shape, DType::f64, seed + 7919);
+  std::vector<std::complex<double>> v(static_cast<std::size_t>(re.numel()));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = {re.data_ptr<double>()[i], im.data_ptr<double>()[i]};
+  return Tensor::from_vector(v, shape).to(dt);
+}
+
 TEST(EinsumRun, ImplementationsAgreeAtEveryDtypeAndOnStridedViews) {
-  for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
-    const double tol = dt == DType::f64 ? 1e-12 : dt == DType::f32 ? 1e-5 : 3e-2;
+  for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::c64, DType::c128}) {
+    const double tol = dt == DType::f64 || dt == DType::c128 ? 1e-12 : dt == DType::f32 || dt == DType::c64 ? 1e-5 : 3e-2;
     expect_agree("ij,jk->ik", {random_tensor({7, 5}, dt, 1), random_tensor({5, 9}, dt, 2)}, tol);
     expect_agree("bij,bjk,bkl->bil", {random_tensor({3, 4, 5}, dt, 3), random_tensor({3, 5, 6}, dt, 4),
                                       random_tensor({3, 6, 2}, dt, 5)}, tol);
@@ -163,7 +174,8 @@ TEST(EinsumRun, BadOperands) {
   const Tensor f = random_tensor({2, 2}, DType::f32, 1), d = random_tensor({2, 2}, DType::f64, 2);
   EXPECT_THROW(bp::einsum("ij,jk", {f, d}), Error);
   EXPECT_THROW(bp::einsum("ij", {Tensor::zeros({2, 2}, DType::i32)}), Error);
-  EXPECT_THROW(bp::einsum("ij", {Tensor::zeros({2, 2}, DType::c64)}), Error);
+  EXPECT_THROW(bp::einsum("ij,jk", {random_tensor({2, 2}, DType::c64, 3), f}), Error);  // mixed dtypes
+  EXPECT_THROW(bp::einsum("ij", {Tensor::zeros({2, 2}, DType::boolean)}), Error);
   EXPECT_THROW(bp::einsum("", {}), Error);
   EXPECT_THROW(bp::einsum("ij", {Tensor()}), Error);
 }

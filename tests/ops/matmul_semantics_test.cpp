@@ -71,7 +71,7 @@ TEST(MatmulErrors, ClearMessages) {
   EXPECT_NE(error_of([&] { matmul(a, random_tensor({3, 4}, DType::f64, 2)); }).find("a float32 and b float64"),
             std::string::npos);
   EXPECT_NE(error_of([&] { matmul(Tensor::zeros({2, 3}, DType::boolean), Tensor::zeros({3, 2}, DType::boolean)); })
-                .find("float16, bfloat16, float32, float64, int8, int32 or int64"),
+                .find("float16, bfloat16, float32, float64, complex64, complex128, int8, int32 or int64"),
             std::string::npos);
   EXPECT_NE(error_of([&] { addmm(random_tensor({5}, DType::f32, 1), a, random_tensor({3, 4}, DType::f32, 2)); })
                 .find("bias [5] for a product of shape [2, 4]"),

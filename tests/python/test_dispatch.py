@@ -94,7 +94,7 @@ def test_preferred_library_that_rejects_falls_back_in_explain():
         backends.cpu.preferred_blas_library("openblas")
         b16 = backplane.asarray(A).to("bfloat16")
         table = backends.explain("matmul", b16, b16)
-        assert table.row("openblas:gemm").reasons == ["dtype: expected float32 or float64, got bfloat16"]
+        assert table.row("openblas:gemm").reasons == ["dtype: expected float32, float64, complex64 or complex128, got bfloat16"]
         assert table.chosen != "openblas:gemm"
     finally:
         backends.cpu.preferred_blas_library("default")

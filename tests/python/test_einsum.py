@@ -1,4 +1,4 @@
-"""backplane.einsum against NumPy on random equations (hypothesis, seeded),
+"""backplane.einsum against NumPy on random equations (hypothesis, seeded; float and complex),
 every implementation forced; the sublist form; bad equations; the native
 path optimisers against opt_einsum's own costs (a table generated once with
 opt_einsum, tests/python/data/gen_einsum_opt_costs.py); get_opt_einsum()'s
@@ -27,9 +27,15 @@ def rand(shape, dtype=np.float64):
     return RNG.uniform(-1, 1, size=shape).astype(dtype)
 
 
+def crand(shape, dtype=np.complex128):
+    return (RNG.uniform(-1, 1, size=shape) + 1j * RNG.uniform(-1, 1, size=shape)).astype(dtype)
+
+
 def close(got, want, tol):
-    got = np.asarray(got.numpy() if hasattr(got, "numpy") else got, np.float64)
-    want = np.asarray(want, np.float64)
+    wide = np.complex128 if np.iscomplexobj(want) else np.float64
+    got = np.asarray(got.numpy() if hasattr(got, "numpy") else got)
+    assert np.iscomplexobj(got) == np.iscomplexobj(want)
+    got, want = got.astype(wide), np.asarray(want, wide)
     assert got.shape == want.shape
     scale = max(1.0, float(np.abs(want).max(initial=0)))
     assert np.abs(got - want).max(initial=0) / scale <= tol
@@ -79,16 +85,20 @@ def numpy_einsum(eq, ops):
     return np.einsum(eq, *ops)
 
 
+# Complex operands multiply as they are (no conjugation), as torch.einsum.
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("make", [rand, crand], ids=["float64", "complex128"])
 @seed(17)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problem=equations())
-def test_random_equations_match_numpy(impl, problem):
+def test_random_equations_match_numpy(impl, make, problem):
     eq, shapes = problem
-    ops = [rand(s) for s in shapes]
+    ops = [make(s) for s in shapes]
     want = numpy_einsum(eq, ops)
     with backends.implementations("einsum", impl):
-        close(backplane.einsum(eq, *ops), want, 1e-12)
+        out = backplane.einsum(eq, *ops)
+    assert out.dtype == ops[0].dtype.name
+    close(out, want, 1e-12)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -127,6 +137,46 @@ def test_nan_and_inf(impl):
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
     finite = np.isfinite(want)
     np.testing.assert_allclose(got[finite], want[finite], atol=1e-12)
+
+
+# ---------------------------------------------------------------- complex
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype,tol", [(np.complex64, 1e-5), (np.complex128, 1e-12)])
+def test_complex_odd_sizes_diagonals_broadcasting_and_views(impl, dtype, tol):
+    a = crand((13, 17), dtype).T                 # transposed
+    b = crand((13, 22), dtype)[:, ::2]           # every other column: no unit stride
+    c = crand((11, 9), dtype)[::-1]              # reversed rows
+    d = np.broadcast_to(crand((1, 9), dtype), (5, 9))  # a stride-0 dimension
+    cases = [("ij,jk->ik", (a, b)), ("ji,jk,kl->il", (a.T, b, c)), ("ij,kj->ik", (d, c)),
+             ("ab,bc,cd,de->ea", (a, b, c, d.T)),
+             ("bij,bjk,bkl->bli", (crand((3, 4, 5), dtype), crand((3, 5, 7), dtype), crand((3, 7, 2), dtype))),
+             ("...ii,...i->...i", (crand((2, 3, 6, 6), dtype), crand((3, 6), dtype))),   # diagonal, ellipsis
+             ("iij,jk->k", (crand((5, 5, 3), dtype), crand((3, 7), dtype))),            # a trace
+             ("ij,ij->", (crand((7, 9), dtype), crand((7, 9), dtype))),                 # a dot product
+             ("i,j->ij", (crand((4,), dtype), crand((6,), dtype))),                     # an outer product
+             ("...j,j...->...", (crand((2, 1, 5), dtype), crand((5, 3), dtype))),       # size-1 broadcasting
+             ("bn,anm,bm->ba", (crand((3, 4), dtype), crand((5, 4, 6), dtype), crand((3, 6), dtype)))]
+    with backends.implementations("einsum", impl):
+        for eq, ops in cases:
+            out = backplane.einsum(eq, *[backplane.asarray(o) for o in ops])
+            assert out.dtype == np.dtype(dtype).name
+            close(out, np.einsum(eq, *[o.astype(np.complex128) for o in ops]), tol)
+
+
+def test_complex_explain_says_which_matmul_ran():
+    ops = [crand((6, 5), np.complex64), crand((5, 7), np.complex64), crand((7, 3), np.complex64)]
+    row = backends.explain("matmul", ops[0], ops[1])
+    notes = backends.explain("einsum", "ij,jk,kl->il", *ops).notes
+    steps = [n for n in notes if n.startswith("step ")]
+    assert len(steps) == 2 and all(("-> " + row.chosen + " (") in n for n in steps)
+    assert "ref:any contracts left to right in complex128 loops" in notes[-1]
+    with backends.implementations("matmul", "ref:any"):
+        steps = [n for n in backends.explain("einsum", "ij,jk,kl->il", *ops).notes if n.startswith("step ")]
+        assert all("-> ref:any (" in n for n in steps)
+        close(backplane.einsum("ij,jk,kl->il", *ops), np.linalg.multi_dot(ops), 1e-5)
+    loops = backends.explain("einsum", "i,j->ij", crand((3,)), crand((4,))).notes
+    assert any("elementwise product (loops)" in n for n in loops)
 
 
 def test_chain_uses_the_path_and_matches():
@@ -187,8 +237,12 @@ def test_bad_equations_name_the_position(eq, shapes, fragment):
 def test_bad_operands():
     with pytest.raises(RuntimeError, match="operands of one dtype"):
         backplane.einsum("ij,jk", rand((2, 2), np.float32), rand((2, 2)))
-    with pytest.raises(RuntimeError, match="complex einsum is not supported yet"):
-        backplane.einsum("ij", np.ones((2, 2), np.complex64))
+    with pytest.raises(RuntimeError, match="operand 1 of dtype float64 and operand 0 of complex128"):
+        backplane.einsum("ij,jk", crand((2, 2)), rand((2, 2)))  # mixed dtypes: convert first
+    with pytest.raises(RuntimeError, match="operand 1 of dtype complex128 and operand 0 of complex64"):
+        backplane.einsum("ij,jk", crand((2, 2), np.complex64), crand((2, 2)))
+    with pytest.raises(RuntimeError, match="float16, bfloat16, float32, float64, complex64 or complex128 tensors"):
+        backplane.einsum("ij", np.ones((2, 2), np.int32))
     with pytest.raises(RuntimeError, match="at least one operand"):
         backplane.einsum("")
     with pytest.raises(RuntimeError, match="sublist"):  # not a string: the sublist form, as torch.einsum

@@ -170,10 +170,59 @@ def test_bad_shapes(a, b, match):
 def test_mixed_dtypes_and_integer_dtypes():
     with pytest.raises(ValueError, match="a float32 and b float64"):
         backplane.matmul(rand((2, 3)), rand((3, 2), np.float64))
-    with pytest.raises(ValueError, match="float16, bfloat16, float32, float64, int8, int32 or int64"):
+    with pytest.raises(ValueError, match="float16, bfloat16, float32, float64, complex64, complex128, int8, int32 or int64"):
         backplane.matmul(np.ones((2, 2), bool), np.ones((2, 2), bool))
     with pytest.raises(ValueError, match=r"bias \[5\] for a product of shape \[2, 4\]"):
         backplane.addmm(rand((5,)), rand((2, 3)), rand((3, 4)))
+    with pytest.raises(ValueError, match="a complex64 and b float32"):
+        backplane.matmul(crand((2, 3), np.complex64), rand((3, 2)))
+
+
+def crand(shape, dtype):
+    return (RNG.uniform(-1, 1, size=shape) + 1j * RNG.uniform(-1, 1, size=shape)).astype(dtype)
+
+
+# Complex products, as torch.matmul (no conjugation): openblas:gemm
+# (cgemm/zgemm) and ref:any take them, the others say why not.
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype,tol", [(np.complex64, 1e-5), (np.complex128, 1e-12)])
+def test_complex_products_match_numpy(impl, dtype, tol):
+    cases = [(crand((m, k), dtype), crand((k, n), dtype)) for m, n, k in SHAPES]
+    cases += [(crand((19, 23), dtype).T, crand((20, 19), dtype).T),      # transposed views
+              (crand((3, 1, 5, 7), dtype), crand((2, 7, 4), dtype)),      # batch broadcasting
+              (crand((7,), dtype), crand((2, 7, 3), dtype)),
+              (crand((6, 9), dtype)[:, ::2], crand((5, 4), dtype))]       # no unit stride
+    with backends.implementations("matmul", impl):
+        for a, b in cases:
+            table = backends.explain("matmul", a, b)
+            if table.chosen is None:
+                assert any(r.startswith(("dtype:", "layout:")) for r in table.row(impl).reasons)
+                if impl in ("ref:any", "openblas:gemm"):
+                    assert all(r.startswith("layout:") for r in table.row(impl).reasons)
+                continue
+            out = backplane.matmul(a, b)
+            assert out.dtype == np.dtype(dtype).name
+            want = np.matmul(a.astype(np.complex128), b.astype(np.complex128))
+            got = out.numpy()
+            assert got.shape == want.shape
+            assert np.abs(got - want).max() <= tol * max(1.0, np.abs(want).max()) * np.sqrt(a.shape[-1])
+    assert backends.explain("matmul", *cases[0]).row("ref:any").status in ("acceptable", "chosen")
+
+
+def test_complex_addmm_and_linear():
+    a, b, bias = crand((4, 6), np.complex128), crand((6, 3), np.complex128), crand((3,), np.complex128)
+    for impl in ("ref:any", "openblas:gemm"):
+        if impl not in IMPLS:
+            continue
+        with backends.implementations("matmul", impl):
+            np.testing.assert_allclose(backplane.addmm(bias, a, b, beta=0.5, alpha=2.0).numpy(),
+                                       0.5 * bias + 2 * a @ b, rtol=1e-12)
+    w = crand((3, 6), np.complex64)
+    x = crand((2, 6), np.complex64)
+    np.testing.assert_allclose(backplane.linear(x, w, bias.astype(np.complex64)).numpy(), x @ w.T + bias,
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(backplane.matmul(np.zeros((2, 0), np.complex64), np.zeros((0, 3), np.complex64)).numpy(),
+                                  np.zeros((2, 3), np.complex64))
 
 
 @pytest.mark.skipif(not backplane.cuda.is_available(), reason="needs a CUDA device")

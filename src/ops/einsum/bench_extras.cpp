@@ -1,6 +1,7 @@
 // `backplane bench einsum`'s extra measurements: the path search on random
-// networks (uncached, per strategy) and einsum against the direct matmul
-// calls it stands for, each measured within this one run (best of several).
+// networks (uncached, per strategy), auto's path cost against dp's, and
+// einsum against the direct matmul calls it stands for, each measured
+// within this one run (best of several).
 
 #include <algorithm>
 #include <chrono>
@@ -69,6 +70,17 @@ std::vector<std::pair<std::string, double>> bench_extras() {
       total += best_ms([&] { (void)find_path(net, c.s); }, 3);
     }
     out.emplace_back(std::string("path_us_") + strategy_name(c.s) + "_" + std::to_string(c.n), 1e3 * total / kNetworks);
+  }
+  // Path quality: auto's cost over dp's (the exact optimum without outer
+  // products), the worst of the networks, at sizes where dp still finishes.
+  for (int n : {20, 24}) {
+    double worst = 0;
+    for (unsigned seed = 1; seed <= 5; ++seed) {
+      const Network net = random_network(n, 3, 2, seed);
+      worst = std::max(worst, evaluate(net, find_path(net, Strategy::automatic).path).opt_cost /
+                                  evaluate(net, find_path(net, Strategy::dp).path).opt_cost);
+    }
+    out.emplace_back("auto_cost_over_dp_worst_" + std::to_string(n), worst);
   }
   // Execution: einsum against the matmul calls it amounts to, f32.
   const int64_t n = 256;

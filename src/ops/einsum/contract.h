@@ -16,9 +16,11 @@
 // m..., n...]. Without contracted labels (Hadamard and outer products), or
 // when M = N = 1 (batched dot products), direct loops do it: a matmul per
 // batch entry of that size would be all overhead. Loops accumulate in
-// float64. The result is the last intermediate viewed in the output's
-// order (like torch.einsum, a permuted view rather than a copy), or a copy
-// when it would alias an operand.
+// float64 (complex128 for complex operands: complex products are plain
+// products, nothing is conjugated, as torch.einsum). The result is the
+// last intermediate viewed in the output's order (like torch.einsum, a
+// permuted view rather than a copy), or a copy when it would alias an
+// operand.
 
 #include <string>
 #include <vector>

@@ -3,23 +3,29 @@
 #include "ops/einsum/contract_loops.h"
 
 #include <algorithm>
+#include <complex>
 
 #include "backplane/error.h"
 
 namespace bp::ops::einsum {
 namespace {
 
+template <class T> struct Wide { using type = double; };
+template <class R> struct Wide<std::complex<R>> { using type = std::complex<double>; };
+// The accumulator of T: double, or std::complex<double> for complex T.
+template <class T> using wide_t = typename Wide<T>::type;
+
 template <class T>
-inline double load(const T* p) {
+inline wide_t<T> load(const T* p) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
     return to_float(*p);
   } else {
-    return static_cast<double>(*p);
+    return static_cast<wide_t<T>>(*p);
   }
 }
 
 template <class T>
-inline T from_double(double v) {
+inline T narrow(wide_t<T> v) {
   if constexpr (std::is_same_v<T, Half>) {
     return Half{half_bits_from_double(v)};
   } else if constexpr (std::is_same_v<T, BFloat16>) {
@@ -85,19 +91,19 @@ void run(const std::vector<LoopSide>& sides, const Shape& out_shape, const Shape
       for (std::size_t d = 0; d < out_shape.size(); ++d) base[s] += o.index[d] * out_strides[s][d];
     }
     for (int64_t i = begin; i < end; ++i) {
-      double acc = 0;
+      wide_t<T> acc = 0;
       Odometer so(outer_sum);
       int64_t off[Sides];
       for (int s = 0; s < Sides; ++s) off[s] = base[s];
       for (int64_t r = 0; r < outer_total; ++r) {
         for (int64_t k = 0; k < inner; ++k) {
-          double v = load(data[0] + off[0] + k * inner_stride[0]);
+          wide_t<T> v = load(data[0] + off[0] + k * inner_stride[0]);
           if constexpr (Sides == 2) v *= load(data[1] + off[1] + k * inner_stride[1]);
           acc += v;
         }
         so.next<Sides>(sum_strides, off);
       }
-      out[i] = from_double<T>(acc);
+      out[i] = narrow<T>(acc);
       o.next<Sides>(out_strides, base);
     }
   }
@@ -120,7 +126,10 @@ void contract_loops(const std::vector<LoopSide>& sides, const Shape& out_shape, 
     case DType::bf16: return dispatch_sides<BFloat16>(sides, out_shape, sum_shape, out);
     case DType::f32: return dispatch_sides<float>(sides, out_shape, sum_shape, out);
     case DType::f64: return dispatch_sides<double>(sides, out_shape, sum_shape, out);
-    default: throw_bad_value("einsum", dtype_name(out.dtype()), "float16, bfloat16, float32 or float64");
+    case DType::c64: return dispatch_sides<std::complex<float>>(sides, out_shape, sum_shape, out);
+    case DType::c128: return dispatch_sides<std::complex<double>>(sides, out_shape, sum_shape, out);
+    default:
+      throw_bad_value("einsum", dtype_name(out.dtype()), "float16, bfloat16, float32, float64, complex64 or complex128");
   }
 }
 

@@ -2,7 +2,8 @@
 // The direct loops of einsum's path implementation (Note [Einsum
 // execution] in contract.h): out[o] = sum over s of the product of the
 // sides at (o, s), for one side (a reduction) or two, over strided views of
-// any float dtype, accumulated in float64 and rounded once into `out`.
+// any float or complex dtype, accumulated in float64 (complex128 for
+// complex) and rounded once into `out`.
 
 #include <vector>
 

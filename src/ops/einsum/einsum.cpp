@@ -26,10 +26,9 @@ void check_operands(const std::vector<Tensor>& operands) {
     const Tensor& t = operands[k];
     const std::string name = "operand " + std::to_string(k);
     if (!t.defined()) throw_bad_value("einsum", name + " undefined", "defined tensors");
-    if (!is_floating(t.dtype()))
+    if (!is_floating(t.dtype()) && !is_complex(t.dtype()))
       throw_bad_value("einsum", name + " of dtype " + dtype_name(t.dtype()),
-                      std::string("float16, bfloat16, float32 or float64 tensors") +
-                          (is_complex(t.dtype()) ? " (complex einsum is not supported yet)" : ""));
+                      "float16, bfloat16, float32, float64, complex64 or complex128 tensors");
     if (t.dtype() != operands[0].dtype())
       throw_bad_value("einsum", name + " of dtype " + dtype_name(t.dtype()) + " and operand 0 of " +
                                     dtype_name(operands[0].dtype()),

@@ -21,7 +21,7 @@ std::unique_ptr<dispatch::Implementation> make_path_matmul() {
   props.workspace = "the path's intermediates, and copies of operands whose labels do not merge into a matrix view";
   props.calls = {"matmul"};
   std::vector<dispatch::Check<Params>> checks;
-  checks.push_back(dispatch::checks::dtype_in<Params>({DType::f16, DType::bf16, DType::f32, DType::f64}));
+  checks.push_back(dispatch::checks::dtype_in<Params>({DType::f16, DType::bf16, DType::f32, DType::f64, DType::c64, DType::c128}));
   return std::make_unique<dispatch::Impl<Params>>(
       "path:matmul", "cpu", props, std::move(checks), run,
       std::vector<flags::Id>{flags::Id::opt_einsum_enabled, flags::Id::opt_einsum_strategy});

@@ -32,7 +32,8 @@ std::vector<std::string> path_notes(const Params& p) {
   notes.push_back("einsum '" + p.eq.text + "' (" + p.eq.canonical() + "), path:matmul follows " +
                   path_text(c.found->path) + " (" + c.why + "); " + buf);
   for (std::string& line : describe_path(p, c.found->path)) notes.push_back(std::move(line));
-  notes.push_back("ref:any contracts left to right in float64 loops, without matmul");
+  notes.push_back(std::string("ref:any contracts left to right in ") + (is_complex(p.dtype) ? "complex128" : "float64") +
+                  " loops, without matmul");
   return notes;
 }
 

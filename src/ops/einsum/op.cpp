@@ -34,9 +34,10 @@ EntrySpec entry() {
   e.doc =
       "Einstein summation, as torch.einsum: einsum('bij,bjk->bik', a, b), or the sublist form\n"
       "einsum(a, [0, 1], b, [1, 2], [0, 2]). Implicit and explicit output, '...' broadcasting, repeated\n"
-      "subscripts (diagonals, traces), size-1 broadcasting; operands of one float dtype. Three or more\n"
-      "operands are contracted along the path of backends.opt_einsum.strategy (left to right when\n"
-      "backends.opt_einsum.enabled is False); backends.explain('einsum', ...) shows the path and its costs.";
+      "subscripts (diagonals, traces), size-1 broadcasting; operands of one float or complex dtype\n"
+      "(complex ones multiplied as they are, never conjugated). Three or more operands are contracted\n"
+      "along the path of backends.opt_einsum.strategy (left to right when backends.opt_einsum.enabled\n"
+      "is False); backends.explain('einsum', ...) shows the path and its costs.";
   ArgSpec equation = arg::tensor("equation", "the equation ('ij,jk->ik'), or the first operand of the sublist form");
   equation.accepts |= bit(ArgKind::string);
   e.args = {equation, arg::tensors_or_ints("operands", "the operands (and, in the sublist form, their sublists)")};

@@ -1,9 +1,9 @@
 #pragma once
 // The op "einsum" (docs/adding_an_op.md): torch.einsum over operands of
-// one float dtype. Every implementation receives these parameters; the
-// front end (einsum.cpp) has parsed the equation against the operands'
-// shapes. Implementations write the result into *result on every run
-// (autotuning runs them several times) and never read it.
+// one float or complex dtype. Every implementation receives these
+// parameters; the front end (einsum.cpp) has parsed the equation against
+// the operands' shapes. Implementations write the result into *result on
+// every run (autotuning runs them several times) and never read it.
 
 #include <memory>
 

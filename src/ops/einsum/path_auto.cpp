@@ -5,15 +5,34 @@
 // branch-all up to 6, branch-2 up to 8, branch-1 up to 14, greedy
 // beyond). Native searches are cheap enough to do better at the same
 // speed: up to 4 operands the exact optimum; beyond, that same choice,
-// then dp within a budget of joins (up to 24 operands), or, where dp would
-// take too long, that path with every subtree of up to kWindow pieces
-// re-planned exactly, the costliest joins opened up first;
-// the cheapest path wins. So auto is never costlier than opt_einsum's
-// auto, and matches dp wherever dp fits the budget.
+// then dp within a budget of joins (up to kDpMaxOperands operands), or,
+// where dp would take too long, the cheapest of that path and kTrials
+// sampled greedy paths (Note [Sampled greedy]) with every subtree of up to
+// kWindow pieces re-planned exactly, the costliest joins opened up first,
+// and the few joins that cost most re-planned again with kWideWindow
+// pieces; the cheapest path wins. So auto is never costlier than
+// opt_einsum's auto, and matches dp wherever dp fits the budget.
+//
+// Note [Sampled greedy]
+// One greedy path is a guess: its first joins decide which large
+// intermediates the rest must pay for, and re-planning small subtrees
+// cannot move an operand far. So, as opt_einsum's RandomGreedy and
+// cotengra do, auto draws more greedy paths: each joins connected pairs by
+// the score size(result) - costmod * (size(a) + size(b)) (costmod 1 is
+// opt_einsum's "memory removed"), less Gumbel noise of scale temperature *
+// max(1, |score|), which picks a pair with the Boltzmann probability of its
+// score; costmod and temperature are drawn per path from the ranges that
+// did best on random networks of 20 to 30 operands. Operands that share no
+// label meet last, smallest first. A path is dropped as soon as it costs
+// more than the cheapest so far, and the draws come from a fixed seed, so
+// a network always gets the same path (the path cache relies on it).
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <functional>
 #include <limits>
+#include <random>
 
 #include "ops/einsum/paths.h"
 #include "ops/einsum/tree.h"
@@ -21,25 +40,50 @@
 namespace bp::ops::einsum {
 namespace {
 
-constexpr int64_t kDpBudget = 4000;  // joins: a few hundred microseconds
-constexpr int kDpMaxOperands = 24;   // beyond, dp rarely fits the budget: go straight to re-planning
+constexpr int64_t kDpBudget = 3000;  // joins: a few hundred microseconds
+constexpr int kDpMaxOperands = 16;   // beyond, dp rarely fits the budget: go straight to sampling
 constexpr int kWindow = 6;
+constexpr int kTrials = 24;          // sampled greedy paths (Note [Sampled greedy])
+constexpr uint64_t kSeed = 0x5eed;
+constexpr int kWideWindow = 8;      // for the joins that cost most (at most kMaxWindow)
+constexpr double kWideShare = 0.1;  // of the path's cost
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The cost of the join at an internal node.
-double node_cost(const Leaves& lv, const Tree& t, int v) {
-  const Tree::Node& n = t.nodes[v];
-  const uint64_t a = t.nodes[n.left].set, b = t.nodes[n.right].set;
-  return pair_cost(lv, a, lv.idx(a), b, lv.idx(b), lv.idx(n.set)).cost;
-}
+// The cost of the join at each internal node of a tree, computed once:
+// re-planning below v changes v's join and makes new nodes, while every
+// other node keeps its children.
+class JoinCosts {
+ public:
+  JoinCosts(const Leaves& lv, const Tree& t) : lv_(lv), t_(t) {}
+  double operator()(int v) {
+    if (static_cast<std::size_t>(v) >= cost_.size()) cost_.resize(t_.nodes.size(), -1);
+    if (cost_[v] < 0) {
+      const Tree::Node& n = t_.nodes[v];
+      const uint64_t a = t_.nodes[n.left].set, b = t_.nodes[n.right].set;
+      cost_[v] = pair_cost(lv_, a, lv_.idx(a), b, lv_.idx(b), lv_.idx(n.set)).cost;
+    }
+    return cost_[v];
+  }
+  void changed(int v) { cost_[v] = -1; }
 
-// Re-plans the region below node v, cut at up to `window` pieces; true when it got cheaper.
-bool replan(const Leaves& lv, Tree& t, int v, int window) {
+ private:
+  const Leaves& lv_;
+  const Tree& t_;
+  std::vector<double> cost_;  // -1: not known yet
+};
+
+constexpr int kMaxWindow = 8;
+constexpr std::size_t kMaxSubsets = std::size_t{1} << kMaxWindow;
+
+// Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
+// pieces; true when it got cheaper.
+bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window) {
+  window = std::min(window, kMaxWindow);
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
   // Open up the costliest join below first: that is where re-planning pays.
   std::vector<double> join_cost;
-  for (int u : pieces) join_cost.push_back(t.nodes[u].left >= 0 ? node_cost(lv, t, u) : -1);
+  for (int u : pieces) join_cost.push_back(t.nodes[u].left >= 0 ? join(u) : -1);
   while (static_cast<int>(pieces.size()) < window) {
     int widest = -1;
     for (std::size_t i = 0; i < pieces.size(); ++i)
@@ -47,34 +91,62 @@ bool replan(const Leaves& lv, Tree& t, int v, int window) {
     if (widest < 0) break;
     const int u = pieces[widest];
     const int l = t.nodes[u].left, r = t.nodes[u].right;
-    join_cost[widest] = t.nodes[l].left >= 0 ? node_cost(lv, t, l) : -1;
-    join_cost.push_back(t.nodes[r].left >= 0 ? node_cost(lv, t, r) : -1);
+    join_cost[widest] = t.nodes[l].left >= 0 ? join(l) : -1;
+    join_cost.push_back(t.nodes[r].left >= 0 ? join(r) : -1);
     region.push_back(u);
     pieces[widest] = t.nodes[u].left;
     pieces.push_back(t.nodes[u].right);
   }
   if (pieces.size() < 3) return false;
   double current = 0;
-  for (int u : region) current += node_cost(lv, t, u);
+  for (int u : region) current += join(u);
 
   const int k = static_cast<int>(pieces.size());
   const std::size_t count = std::size_t{1} << k;
-  std::vector<uint64_t> sets(count, 0);
-  std::vector<LabelSet> idx(count);
-  std::vector<double> cost(count, kInf);
-  std::vector<uint32_t> split(count, 0);
-  std::vector<uint8_t> reduce(count, 0);
+  // Per subset of the pieces (on the stack: this runs thousands of times a search).
+  uint64_t sets[kMaxSubsets];
+  LabelSet idx[kMaxSubsets];
+  double cost[kMaxSubsets];
+  uint32_t split[kMaxSubsets];
+  uint8_t reduce[kMaxSubsets];
+  char connected[kMaxSubsets];
+  sets[0] = 0;
+  std::fill(cost, cost + count, kInf);
+  LabelSet held[kMaxSubsets];  // the union of the pieces' intermediates: idx keeps some of it
   for (std::size_t m = 1; m < count; ++m) {
-    sets[m] = sets[m & (m - 1)] | t.nodes[pieces[std::countr_zero(m)]].set;
-    idx[m] = lv.idx(sets[m]);
+    const std::size_t rest = m & (m - 1), low = m ^ rest;
+    sets[m] = sets[rest] | t.nodes[pieces[std::countr_zero(m)]].set;
+    if (rest) {
+      held[m] = held[rest] | held[low];
+      idx[m] = lv.keep(sets[m], held[m]);
+    } else {
+      idx[m] = held[m] = lv.idx(sets[m]);
+    }
+  }
+  // Within a connected set, only splits into two connected parts that
+  // share a label (as dp: outer products only where nothing else joins).
+  uint32_t adjacent[kMaxWindow] = {};
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < k; ++j)
+      if (i != j && idx[std::size_t{1} << i].intersects(idx[std::size_t{1} << j])) adjacent[i] |= 1u << j;
+  for (std::size_t m = 1; m < count; ++m) {
+    uint32_t reach = static_cast<uint32_t>(m & (~m + 1)), grown = reach;
+    do {
+      reach = grown;
+      for (uint32_t r = reach; r; r &= r - 1) grown |= adjacent[std::countr_zero(r)] & static_cast<uint32_t>(m);
+    } while (grown != reach);
+    connected[m] = reach == m;
   }
   for (int i = 0; i < k; ++i) cost[std::size_t{1} << i] = 0;
   for (std::size_t m = 1; m < count; ++m) {
     if (std::popcount(m) < 2) continue;
-    const std::size_t low = m & (~m + 1);
-    for (std::size_t a = (m - 1) & m; a; a = (a - 1) & m) {
-      if (!(a & low)) continue;
-      const std::size_t b = m ^ a;
+    // Each split once: a holds m's lowest piece and b is not empty.
+    const std::size_t low = m & (~m + 1), others = m ^ low;
+    for (std::size_t rest = others; rest;) {
+      rest = (rest - 1) & others;
+      const std::size_t a = rest | low, b = m ^ a;
+      if (connected[m] && !(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
+      if (cost[a] + cost[b] >= cost[m]) continue;  // no join is cheaper than nothing
       const Join j = pair_cost(lv, sets[a], idx[a], sets[b], idx[b], idx[m]);
       const double c = cost[a] + cost[b] + j.cost;
       if (c < cost[m]) {
@@ -97,10 +169,184 @@ bool replan(const Leaves& lv, Tree& t, int v, int window) {
   t.nodes[v].right = r;
   t.nodes[v].reduce_left = reduce[full] & 1;
   t.nodes[v].reduce_right = (reduce[full] & 2) != 0;
+  join.changed(v);
   return true;
 }
 
 double cost_of(const Network& net, const Path& p) { return evaluate(net, p).opt_cost; }
+
+// Re-plans every subtree of `t` of up to `window` pieces until nothing gets
+// cheaper (at most kPasses rounds). A round visits children before parents
+// and re-plans a node only when its subtree changed since its last visit.
+void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window) {
+  constexpr int kPasses = 8;
+  std::vector<char> retry(t.nodes.size(), 1), next;
+  // Re-plans below and at v; true when anything in v's subtree changed.
+  std::function<bool(int)> visit = [&](int v) -> bool {
+    if (t.nodes[v].left < 0) return false;
+    const bool left = visit(t.nodes[v].left);
+    const bool below = visit(t.nodes[v].right) || left;
+    if (!below && !retry[v]) return below;
+    if (!replan(lv, t, join, v, window)) return below;
+    next.resize(t.nodes.size(), 1);  // the nodes it made, and v, get another visit
+    next[v] = 1;
+    return true;
+  };
+  for (int pass = 0; pass < kPasses; ++pass) {
+    next.assign(t.nodes.size(), 0);
+    if (!visit(t.root)) break;
+    retry = next;
+  }
+}
+
+// The joins that cost at least kWideShare of the whole re-planned once
+// more, with kWideWindow pieces (where re-planning pays most: a path's
+// cost sits in a few joins near the top), then the rest again.
+void widen_costliest(const Leaves& lv, Tree& t, JoinCosts& join) {
+  std::vector<int> order;  // post-order: children first
+  std::function<void(int)> walk = [&](int v) {
+    if (t.nodes[v].left < 0) return;
+    walk(t.nodes[v].left);
+    walk(t.nodes[v].right);
+    order.push_back(v);
+  };
+  walk(t.root);
+  std::vector<double> cost;
+  double total = 0;
+  for (int v : order) total += cost.emplace_back(join(v));
+  bool changed = false;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (cost[i] >= kWideShare * total) changed = replan(lv, t, join, order[i], kWideWindow) || changed;
+  if (changed) improve_tree(lv, t, join, kWindow);
+}
+
+// Sampled greedy paths (Note [Sampled greedy]) as trees.
+class SampledGreedy {
+ public:
+  explicit SampledGreedy(const Leaves& lv) : lv_(lv) {
+    // The operands and the pairs that share a label: the same for every path.
+    const int n = lv.net().size();
+    for (int i = 0; i < n; ++i) {
+      const uint64_t set = uint64_t{1} << i;
+      const LabelSet idx = lv.idx(set);
+      leaves_.push_back({set, lv.neighbours(set), idx, lv.net().size_of(idx), true});
+    }
+    for (int i = 0; i < n; ++i) owner_.push_back(i);
+    for (int i = 0; i < n; ++i) pairs_of(leaves_, i, i, first_pairs_);
+  }
+
+  // One path's tree and cost, or false once its cost reaches `cap`.
+  bool run(std::mt19937_64& rng, double costmod, double temperature, double cap, Tree& tree, double& cost) {
+    const int n = static_cast<int>(leaves_.size());
+    live_ = leaves_;
+    for (int i = 0; i < n; ++i) owner_[i] = i;
+    tree.nodes.clear();
+    for (const Live& l : leaves_) tree.nodes.push_back({l.set, -1, -1, false, false});
+    rng_ = &rng;
+    costmod_ = costmod;
+    temperature_ = temperature;
+    pairs_.clear();
+    for (const Pair& p : first_pairs_) queue(p);
+    cost = 0;
+    for (int left = n; left > 1; --left) {
+      int a = -1, b = -1;
+      if (!cheapest_pair(a, b)) smallest_two(a, b);  // nothing shares a label: an outer product
+      const int made = join(a, b, tree, cost);
+      if (cost >= cap) return false;
+      fresh_.clear();
+      pairs_of(live_, made, made, fresh_);
+      for (const Pair& p : fresh_) queue(p);
+    }
+    tree.root = static_cast<int>(tree.nodes.size()) - 1;
+    return true;
+  }
+
+ private:
+  struct Live {
+    uint64_t set, neighbours;  // operands, and operands outside that share a label with them
+    LabelSet idx;
+    double size;
+    bool alive;
+  };
+  struct Pair {
+    double result, sides;  // sizes: the intermediate, and both operands together
+    int a, b;
+    double score = 0;
+  };
+
+  // The pairs of node x with each live node below `below` that shares a label with it.
+  void pairs_of(const std::vector<Live>& live, int x, int below, std::vector<Pair>& out) const {
+    for (uint64_t nb = live[x].neighbours; nb;) {
+      const int y = owner_[std::countr_zero(nb)];  // the live node holding that operand
+      nb &= ~live[y].set;
+      if (y >= below) continue;
+      const LabelSet r = lv_.keep(live[x].set | live[y].set, live[x].idx | live[y].idx);
+      out.push_back({lv_.net().size_of(r), live[x].size + live[y].size, y, x});
+    }
+  }
+
+  // Scores a pair (with its noise) and queues it.
+  void queue(Pair p) {
+    const double score = p.result - costmod_ * p.sides;
+    const double gumbel = -std::log(-std::log(uniform_(*rng_)));
+    p.score = score - temperature_ * std::max(1.0, std::abs(score)) * gumbel;
+    pairs_.push_back(p);
+  }
+
+  // The best-scored pair of live nodes; false when none is left.
+  bool cheapest_pair(int& a, int& b) {
+    int best = -1;
+    for (std::size_t i = 0; i < pairs_.size();) {
+      if (!live_[pairs_[i].a].alive || !live_[pairs_[i].b].alive) {  // a side is gone
+        pairs_[i] = pairs_.back();
+        pairs_.pop_back();
+        continue;
+      }
+      if (best < 0 || pairs_[i].score < pairs_[best].score) best = static_cast<int>(i);
+      ++i;
+    }
+    if (best < 0) return false;
+    a = pairs_[best].a;
+    b = pairs_[best].b;
+    return true;
+  }
+
+  void smallest_two(int& a, int& b) const {
+    a = b = -1;
+    for (int i = 0; i < static_cast<int>(live_.size()); ++i) {
+      if (!live_[i].alive) continue;
+      if (a < 0 || live_[i].size < live_[a].size) {
+        b = a;
+        a = i;
+      } else if (b < 0 || live_[i].size < live_[b].size) {
+        b = i;
+      }
+    }
+  }
+
+  int join(int a, int b, Tree& tree, double& cost) {
+    const Live& x = live_[a];
+    const Live& y = live_[b];
+    const uint64_t set = x.set | y.set;
+    const LabelSet r = lv_.keep(set, x.idx | y.idx);
+    const Join j = pair_cost(lv_, x.set, x.idx, y.set, y.idx, r);
+    cost += j.cost;
+    const Live made{set, (x.neighbours | y.neighbours) & ~set, r, lv_.net().size_of(r), true};
+    live_[a].alive = live_[b].alive = false;
+    live_.push_back(made);
+    for (uint64_t s = set; s; s &= s - 1) owner_[std::countr_zero(s)] = static_cast<int>(live_.size()) - 1;
+    tree.nodes.push_back({set, a, b, j.reduce_a, j.reduce_b});
+    return static_cast<int>(live_.size()) - 1;
+  }
+
+  const Leaves& lv_;
+  std::vector<Live> leaves_, live_;  // live_: the tree's nodes, in the same order
+  std::vector<Pair> first_pairs_, pairs_, fresh_;
+  std::vector<int> owner_;  // per operand: the live node holding it
+  std::mt19937_64* rng_ = nullptr;
+  double costmod_ = 1, temperature_ = 0;
+  std::uniform_real_distribution<double> uniform_{1e-12, 1.0};
+};
 
 }  // namespace
 
@@ -108,22 +354,10 @@ Path improve_subtrees(const Network& net, const Path& path, int window) {
   if (net.limited()) return path;
   std::optional<Tree> tree = path_to_tree(net, path);
   if (!tree) return path;
-  Tree& t = *tree;
   const Leaves lv(net);
-  for (int pass = 0; pass < 4; ++pass) {
-    std::vector<int> order;  // post-order: children first
-    std::function<void(int)> walk = [&](int v) {
-      if (t.nodes[v].left < 0) return;
-      walk(t.nodes[v].left);
-      walk(t.nodes[v].right);
-      order.push_back(v);
-    };
-    walk(t.root);
-    bool changed = false;
-    for (int v : order) changed = replan(lv, t, v, window) || changed;
-    if (!changed) break;
-  }
-  Path improved = tree_to_path(t, net.size());
+  JoinCosts join(lv, *tree);
+  improve_tree(lv, *tree, join, window);
+  Path improved = tree_to_path(*tree, net.size());
   return cost_of(net, improved) <= cost_of(net, path) ? improved : path;
 }
 
@@ -140,14 +374,33 @@ Found auto_path(const Network& net) {
     const double c = cost_of(net, p);
     if (c < best_cost) best = {std::move(p), std::move(how)}, best_cost = c;
   };
-  std::optional<Path> dp;
-  if (n <= kDpMaxOperands) dp = dp_path(net, kDpBudget);
-  if (dp) {
-    consider(std::move(*dp), "dp");
-  } else {
-    const Path start = best.path;
-    consider(improve_subtrees(net, start, kWindow), best.how + " + subtree dp");
+  if (n <= kDpMaxOperands)
+    if (std::optional<Path> dp = dp_path(net, kDpBudget)) {
+      consider(std::move(*dp), "dp");
+      return best;
+    }
+  std::optional<Tree> start = net.limited() ? std::nullopt : path_to_tree(net, best.path);
+  if (!start) return best;  // a memory limit, or a path with a multi-way step
+  // The cheapest of that path and the sampled ones, its subtrees re-planned.
+  const Leaves lv(net);
+  Tree tree = std::move(*start), trial;
+  double cost = best_cost, trial_cost = 0;
+  std::string how = best.how;
+  SampledGreedy sampler(lv);
+  std::mt19937_64 rng(kSeed);
+  std::uniform_real_distribution<double> costmod(1.0, 1.5), log_temperature(std::log(0.1), std::log(0.3));
+  for (int i = 0; i < kTrials; ++i) {
+    const double cm = costmod(rng), temperature = std::exp(log_temperature(rng));
+    if (sampler.run(rng, cm, temperature, cost, trial, trial_cost)) {  // cheaper than `cost`
+      std::swap(tree, trial);
+      cost = trial_cost;
+      how = "sampled greedy";
+    }
   }
+  JoinCosts join(lv, tree);
+  improve_tree(lv, tree, join, kWindow);
+  widen_costliest(lv, tree, join);
+  consider(tree_to_path(tree, n), how + " + subtree dp");
   return best;
 }
 

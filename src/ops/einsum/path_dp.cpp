@@ -97,7 +97,12 @@ namespace {
 // algorithm): a join costs at least nothing, so a set's first plan off the
 // queue is its cheapest, and the search stops when the whole part comes
 // off. Only sets cheaper than the answer are ever made, which is what
-// opt_einsum's growing cost cap approximates with repeated passes.
+// opt_einsum's growing cost cap approximates with repeated passes. The
+// queue's order adds the size of a set's intermediate to its cost (A*):
+// whatever joins it later pays at least that, and a join is never cheaper
+// than either side's bound, so the first plan off the queue is still the
+// cheapest and sets whose intermediates are too big to pay off never come
+// off at all.
 class BestFirst {
  public:
   BestFirst(const Network& net, const Leaves& lv, uint64_t part, int64_t budget, int64_t& spent)
@@ -150,7 +155,9 @@ class BestFirst {
       if (e.cost >= it->second) return;
       it->second = e.cost;
     }
-    queue_.push({e.cost, set, e});
+    // Ordered by cost plus a lower bound on what the set still costs: the
+    // join that later takes its intermediate costs at least its size.
+    queue_.push({e.cost + (set == part_ ? 0 : net_.size_of(e.idx)), set, e});
   }
 
   void join(std::size_t ia, std::size_t ib) {

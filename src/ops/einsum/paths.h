@@ -15,7 +15,8 @@
 //   branch-N    depth-first branch and bound over the N most promising
 //               pairs at each step, all of them for branch-all (path_branch.cpp)
 //   auto        by operand count, as opt_einsum's auto, but never worse
-//               than dp where dp fits a budget (path_auto.cpp)
+//               than dp where dp fits a budget; beyond, sampled greedy
+//               paths with their subtrees re-planned (path_auto.cpp)
 //
 // Every optimiser may sum a label that only one operand has before that
 // operand meets another (a one-operand step), which opt_einsum's dp does

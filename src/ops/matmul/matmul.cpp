@@ -19,13 +19,14 @@ namespace {
 
 using ops::matmul::Params;
 
-// Floats, and the integers PyTorch multiplies on the CPU (exact, wrapping
-// as two's complement does: only ref:any takes them).
+// Floats, complex (no conjugation, as torch.matmul) and the integers
+// PyTorch multiplies on the CPU (exact, wrapping as two's complement does:
+// only ref:any takes them).
 void check_tensor(const char* op, const char* name, const Tensor& t) {
   if (!t.defined()) throw_bad_value(op, std::string(name) + " undefined", std::string("a defined tensor for ") + name);
-  if (!is_floating(t.dtype()) && !is_integral(t.dtype()))
+  if (!is_floating(t.dtype()) && !is_complex(t.dtype()) && !is_integral(t.dtype()))
     throw_bad_value(op, std::string(name) + " of dtype " + dtype_name(t.dtype()),
-                    "float16, bfloat16, float32, float64, int8, int32 or int64 tensors");
+                    "float16, bfloat16, float32, float64, complex64, complex128, int8, int32 or int64 tensors");
 }
 
 void check_same(const char* op, const char* an, const Tensor& a, const char* bn, const Tensor& b) {
@@ -115,10 +116,13 @@ ops::Call to_call(Params params, Shape result) {
   c.params = p;
   c.compute = p->out.numel() > 0 && (p->k > 0 || is_integral(p->dtype));
   c.result = [p, result = std::move(result)]() -> ops::ArgValue {
-    if (p->k == 0 && p->out.numel() > 0 && is_floating(p->dtype))
+    if (p->k == 0 && p->out.numel() > 0 && !is_integral(p->dtype))
       ops::matmul::for_each_gemm(*p, [&](const ops::matmul::Gemm2D& g) {
         if (g.beta != 0) return;
-        const std::size_t bytes = (p->dtype == DType::f64 ? 8 : 4) * static_cast<std::size_t>(p->m * p->n);
+        // c holds the accumulator type (Note [Matmul params]): fp32 for f16 and bf16.
+        const std::size_t item = p->dtype == DType::f16 || p->dtype == DType::bf16 ? sizeof(float)
+                                                                                   : dtype_itemsize(p->dtype);
+        const std::size_t bytes = item * static_cast<std::size_t>(p->m * p->n);
         std::memset(g.c, 0, bytes);
       });
     return p->out.reshape(result);

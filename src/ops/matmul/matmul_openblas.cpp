@@ -1,4 +1,6 @@
-// openblas:gemm: cblas_sgemm / cblas_dgemm. (Debian's OpenBLAS 0.3.21 is
+// openblas:gemm: cblas_sgemm / cblas_dgemm, and cblas_cgemm / cblas_zgemm
+// for complex64 / complex128 (plain transposes, never conjugates, as
+// torch.matmul). (Debian's OpenBLAS 0.3.21 is
 // built without BUILD_BFLOAT16: its cblas.h declares cblas_sbgemm but the
 // library does not export it, so bf16 is not offered here.) Strided views go in as (NoTrans | Trans, ld):
 // a transposed view is a BLAS transpose, never a copy; a view with no unit
@@ -6,6 +8,8 @@
 // Compiled only when OpenBLAS is found (Note [Source layout and globbing]).
 
 #include <cblas.h>
+
+#include <complex>
 
 #include "ops/matmul/checks.h"
 #include "backplane/dispatch_checks.h"
@@ -27,6 +31,13 @@ Blas blas_args(const Params& p, const Gemm2D& g) {
           static_cast<blasint>(ma.ld), static_cast<blasint>(mb.ld)};
 }
 
+// cblas_cgemm / cblas_zgemm: the scalars by address, in the element type.
+template <class R, class Fn>
+void complex_gemm(Fn fn, const Blas& b, blasint m, blasint n, blasint k, const Gemm2D& g, blasint ldc) {
+  const std::complex<R> alpha(static_cast<R>(g.alpha)), beta(static_cast<R>(g.beta));
+  fn(CblasRowMajor, b.ta, b.tb, m, n, k, &alpha, g.a, b.lda, g.b, b.ldb, &beta, g.c, ldc);
+}
+
 void run_openblas(const Params& p) {
   const auto m = static_cast<blasint>(p.m), n = static_cast<blasint>(p.n), k = static_cast<blasint>(p.k);
   for_each_gemm(p, [&](const Gemm2D& g) {
@@ -42,7 +53,9 @@ void run_openblas(const Params& p) {
                     b.lda, static_cast<const float*>(g.b), b.ldb, static_cast<float>(g.beta),
                     static_cast<float*>(g.c), ldc);
         break;
-      default: throw_bad_value("openblas:gemm", dtype_name(p.dtype), "float32 or float64");
+      case DType::c64: complex_gemm<float>(cblas_cgemm, b, m, n, k, g, ldc); break;
+      case DType::c128: complex_gemm<double>(cblas_zgemm, b, m, n, k, g, ldc); break;
+      default: throw_bad_value("openblas:gemm", dtype_name(p.dtype), "float32, float64, complex64 or complex128");
     }
   });
 }
@@ -53,7 +66,7 @@ std::unique_ptr<dispatch::Implementation> make_openblas_gemm() {
   dispatch::Properties props;
   props.workspace = "OpenBLAS's own buffers";
   std::vector<dispatch::Check<Params>> list;
-  list.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64}));
+  list.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64, DType::c64, DType::c128}));
   list.push_back({"layout", checks::blas_layout});
   list.push_back({"size", checks::blas_int_range});
   return std::make_unique<dispatch::Impl<Params>>("openblas:gemm", "openblas", props, std::move(list), run_openblas);

@@ -1,7 +1,8 @@
 // ref:any: the reference. A plain loop nest that accepts every valid CPU
-// problem (any float dtype, any strides); it accumulates in fp32 (f64 for
-// f64), as the other implementations do, so it is the oracle of their
-// tests, not a faster path. It is also the one implementation of integer
+// problem (any float or complex dtype, any strides); it accumulates in fp32
+// (f64 for f64, the dtype itself for complex64 and complex128), as the
+// other implementations do, so it is the oracle of their tests, not a
+// faster path. It is also the one implementation of integer
 // products (int8, int32, int64), exact with two's-complement wrapping, as
 // PyTorch computes them on the CPU.
 
@@ -75,7 +76,10 @@ void run_ref(const Params& p) {
       case DType::f32: return ref_gemm<float, float>(p, g);
       case DType::bf16: return ref_gemm<BFloat16, float>(p, g);
       case DType::f16: return ref_gemm<Half, float>(p, g);
-      default: throw_bad_value("matmul", dtype_name(p.dtype), "float16, bfloat16, float32 or float64");
+      case DType::c64: return ref_gemm<std::complex<float>, std::complex<float>>(p, g);
+      case DType::c128: return ref_gemm<std::complex<double>, std::complex<double>>(p, g);
+      default:
+        throw_bad_value("matmul", dtype_name(p.dtype), "float16, bfloat16, float32, float64, complex64 or complex128");
     }
   });
 }
@@ -85,7 +89,7 @@ void run_ref(const Params& p) {
 std::unique_ptr<dispatch::Implementation> make_ref() {
   std::vector<dispatch::Check<Params>> list;
   list.push_back(dispatch::checks::dtype_in<Params>(
-      {DType::f16, DType::bf16, DType::f32, DType::f64, DType::i8, DType::i32, DType::i64}));
+      {DType::f16, DType::bf16, DType::f32, DType::f64, DType::c64, DType::c128, DType::i8, DType::i32, DType::i64}));
   return std::make_unique<dispatch::Impl<Params>>("ref:any", "cpu", dispatch::Properties{}, std::move(list), run_ref);
 }
 

@@ -2,6 +2,8 @@
 
 #include "ops/matmul/params.h"
 
+#include <complex>
+
 #include "core/threads.h"
 #include "kernels/cpu/convert.h"
 #include "ops/matmul/impls.h"
@@ -17,34 +19,32 @@ uint32_t operand_layout(const Tensor& t, uint32_t transposed_bit, uint32_t strid
   return strided_bit;
 }
 
-template <class T>
-double element(const Tensor& t, int64_t offset) {
-  const T v = static_cast<const T*>(t.data())[offset];
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    return to_float(v);
-  } else {
-    return static_cast<double>(v);
-  }
-}
-
-double read_element(const Tensor& t, int64_t offset) {
-  switch (t.dtype()) {
-    case DType::f16: return element<Half>(t, offset);
-    case DType::bf16: return element<BFloat16>(t, offset);
-    case DType::f32: return element<float>(t, offset);
-    case DType::f64: return element<double>(t, offset);
-    default: throw_bad_value("matmul", dtype_name(t.dtype()), "float16, bfloat16, float32 or float64");
-  }
+// The bias element at `offset` as W: double for the real dtypes,
+// std::complex<double> for the complex ones.
+template <class W>
+W read_element(const Tensor& t, int64_t offset) {
+  return visit_dtype(t.dtype(), [&](auto tag) -> W {
+    using T = decltype(tag);
+    const T v = static_cast<const T*>(t.data())[offset];
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      return static_cast<W>(to_float(v));
+    } else if constexpr (std::is_constructible_v<W, T>) {
+      return static_cast<W>(v);
+    } else {
+      throw_bad_value("matmul", dtype_name(t.dtype()), "a bias of the operands' dtype");
+    }
+  });
 }
 
 // c[i, j] = beta * bias[i, j] for batch entry `index`.
 template <class Acc>
 void fill_bias(const Params& p, int64_t index, Acc* c, int64_t ldc) {
+  using W = std::conditional_t<std::is_floating_point_v<Acc>, double, std::complex<double>>;
   const int64_t base = batch_offset(p.bias, p.batch_shape, index);
   const int64_t rs = p.bias.stride(-2), cs = p.bias.stride(-1);
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t j = 0; j < p.n; ++j)
-      c[i * ldc + j] = static_cast<Acc>(p.beta * read_element(p.bias, base + i * rs + j * cs));
+      c[i * ldc + j] = static_cast<Acc>(p.beta * read_element<W>(p.bias, base + i * rs + j * cs));
 }
 
 // The fp32 staging area rounded into the 16-bit output, vectorised
@@ -105,10 +105,11 @@ dispatch::Problem problem_of(const Params& p) {
 }
 
 void for_each_gemm(const Params& p, const std::function<void(const Gemm2D&)>& gemm, kernels::cpu::GemmIsa round_isa) {
-  if (p.dtype == DType::f64) {
-    run_batches<double>(p, gemm, round_isa);
-  } else {
-    run_batches<float>(p, gemm, round_isa);
+  switch (p.dtype) {
+    case DType::f64: return run_batches<double>(p, gemm, round_isa);
+    case DType::c64: return run_batches<std::complex<float>>(p, gemm, round_isa);
+    case DType::c128: return run_batches<std::complex<double>>(p, gemm, round_isa);
+    default: return run_batches<float>(p, gemm, round_isa);
   }
 }
 

@@ -48,7 +48,7 @@ struct Gemm2D {
   int64_t a_rs, a_cs;
   const void* b;
   int64_t b_rs, b_cs;
-  void* c;          // fp32 for f32/f16/bf16 problems, fp64 for f64
+  void* c;          // fp32 for f32/f16/bf16 problems, fp64 for f64, the dtype itself for complex
   int64_t ldc;      // row stride of c (column stride 1)
   double alpha, beta;  // beta is 0 (c is not read) or 1 (c holds beta * bias)
 };
