@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 #include "backplane/dtype.h"
@@ -301,6 +302,7 @@ void flash_attention(const FlashAttention& args) {
     case DType::f64: return run_all<DType::f64>(args);
     case DType::f16: return run_all<DType::f16>(args);
     case DType::bf16: return run_all<DType::bf16>(args);
+    default: throw std::logic_error("flash_attention: the checks admit the four float types only");
   }
 }
 

@@ -90,7 +90,7 @@ const GemmKernel<float>* gemm_kernel_f32_avx512(DType src) {
       return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>>;
     case DType::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
     case DType::f16: return &f32_kernel<uint16_t, CvtF16ToF32Hw>;
-    case DType::f64: return nullptr;
+    default: return nullptr;  // f64 has its own kernel; the other types none
   }
   return nullptr;
 }

@@ -171,7 +171,7 @@ const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src) {
       return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32, &pack_b_bf16_pairs,
                           &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>>;
     case DType::f16: return &f16_kernel;
-    case DType::f64: return nullptr;
+    default: return nullptr;  // f64 has its own kernel; the other types none
   }
   return nullptr;
 }

@@ -40,7 +40,7 @@ const GemmKernel<float>* gemm_kernel_f32_generic(DType src) {
     case DType::f32: return &f32_kernel<float, CvtSame>;
     case DType::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
     case DType::f16: return &f32_kernel<uint16_t, CvtF16ToF32Soft>;
-    case DType::f64: return nullptr;
+    default: return nullptr;  // f64 has its own kernel; the other types none
   }
   return nullptr;
 }
