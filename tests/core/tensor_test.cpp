@@ -155,6 +155,8 @@ TEST(Tensor, SizesThatOverflowAreClearErrors) {
   // A step whose stride would overflow leaves one element: fine.
   const Tensor one = t.slice(0, 0, std::nullopt, std::numeric_limits<int64_t>::max());
   EXPECT_EQ(one.shape(), (Shape{1, 6}));
+  // The most negative step (UBSan found its negation overflowing).
+  EXPECT_EQ(t.slice(0, std::nullopt, std::nullopt, std::numeric_limits<int64_t>::min()).shape(), (Shape{1, 6}));
   const auto storage = t.storage();
   expect_error([&] { Tensor::from_storage(storage, {2, 2}, {big, big}, 0, DType::f32); }, ErrorKind::Value,
                {"Tensor.from_storage", "2^63"});
