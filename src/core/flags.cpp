@@ -12,6 +12,7 @@
 #include "backplane/error.h"
 #include "backplane/log.h"
 #include "core/env.h"
+#include "core/flags_env.h"
 #include "core/vendor_env.h"
 
 namespace bp::flags {
@@ -52,6 +53,34 @@ std::string format_row(const Row& r, int64_t v);
 int64_t parse_row(const Row& r, std::string_view text);
 std::string allowed_row(const Row& r);
 
+// Note [Env parsing]: the value a row takes from its env texts (native,
+// vendor), or nullopt to keep the default; the native name wins over the
+// vendor name, and both pass the row's validation. Warns once per bad text.
+std::optional<int64_t> env_value_of(const RowDef& d, const std::optional<std::string>& native,
+                                    const std::optional<std::string>& vendor) {
+  const Row& r = d.row;
+  if (native) {
+    try {
+      return parse_row(r, *native);
+    } catch (const Error& e) {
+      log::warn("ignoring " + r.env + "=" + *native + ": expected " + e.allowed() + "; using the default " +
+                format_row(r, r.default_value));
+    }
+    return std::nullopt;
+  }
+  if (r.vendor_env == nullptr || !vendor) return std::nullopt;
+  try {
+    if (d.vendor_parse == nullptr) return parse_row(r, *vendor);
+    const std::optional<int64_t> v = d.vendor_parse(r.vendor_env, *vendor);
+    if (v) validate_row(r, *v);  // the vendor's text passes the row's validation like the native one's
+    return v;
+  } catch (const Error& e) {
+    log::warn(std::string("ignoring ") + r.vendor_env + "=" + *vendor + " (" + r.path() + " = " + e.value() +
+              "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
+  }
+  return std::nullopt;
+}
+
 struct Global {
   std::vector<RowDef> defs;
   std::vector<Row> rows;
@@ -71,36 +100,10 @@ struct Global {
     for (int i = 0; i < kCount; ++i) load_env(i);
   }
 
-  // Note [Env parsing]: the native name wins over the vendor name.
   void load_env(int i) {
     const Row& r = rows[i];
-    if (auto text = env::get(r.env.c_str())) {
-      try {
-        value[i].store(parse_row(r, *text));
-        source[i].store(static_cast<int>(Source::Env));
-      } catch (const Error& e) {
-        log::warn("ignoring " + r.env + "=" + *text + ": expected " + e.allowed() +
-                  "; using the default " + format_row(r, r.default_value));
-      }
-      return;
-    }
-    if (r.vendor_env == nullptr) return;
-    auto text = env::get(r.vendor_env);
-    if (!text) return;
-    std::optional<int64_t> v;
-    try {
-      if (defs[i].vendor_parse != nullptr) {
-        v = defs[i].vendor_parse(r.vendor_env, *text);
-        if (v) validate_row(r, *v);  // the vendor's text passes the row's validation like the native one's
-      } else {
-        v = parse_row(r, *text);
-      }
-    } catch (const Error& e) {
-      v.reset();
-      log::warn(std::string("ignoring ") + r.vendor_env + "=" + *text + " (" + r.path() + " = " + e.value() +
-                "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
-    }
-    if (v) {
+    if (auto v = env_value_of(defs[i], env::get(r.env.c_str()),
+                              r.vendor_env ? env::get(r.vendor_env) : std::nullopt)) {
       value[i].store(*v);
       source[i].store(static_cast<int>(Source::Env));
     }
@@ -352,6 +355,13 @@ void set_raw(Id id, int64_t v) {
   g.epoch.fetch_add(1);
   for (auto& h : hooks_of(i)) h(v);
 }
+
+namespace detail {
+std::optional<int64_t> env_value(Id id, const std::optional<std::string>& native,
+                                 const std::optional<std::string>& vendor) {
+  return env_value_of(global().defs[static_cast<int>(id)], native, vendor);
+}
+}  // namespace detail
 
 uint64_t epoch() { return global().epoch.load(); }
 
