@@ -5,7 +5,7 @@ JOBS ?= 2
 PY := .venv/bin/python
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build run test test-cpp test-python docs clean
+.PHONY: all setup configure build run test test-cpp test-python check docs clean
 
 all: build
 
@@ -29,8 +29,14 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(PY) -m pytest -q tests/python
 
+# The suites under AddressSanitizer + UndefinedBehaviorSanitizer and
+# ThreadSanitizer, the fuzz targets and the stress test, in build-check/
+# (scripts/check.sh says what runs where).
+check:
+	JOBS=$(JOBS) scripts/check.sh
+
 docs: build
 	$(PY) scripts/gen_flags_doc.py > docs/flags.md
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-check

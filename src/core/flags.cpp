@@ -285,7 +285,10 @@ int64_t parse_row(const Row& r, std::string_view text) {
     }
     case DomainType::Enum: {
       for (int i = 0; i < d.count; ++i)
-        if (text == d.names[i]) return i;
+        if (text == d.names[i]) {
+          validate_row(r, i);  // the row's own rules too (no bf16 on CUDA nodes), as the setter applies them
+          return i;
+        }
       return bad();
     }
     case DomainType::Order: {

@@ -164,6 +164,20 @@ TEST(Tensor, SizesThatOverflowAreClearErrors) {
                ErrorKind::Value, {"Tensor.from_storage"});
 }
 
+// Found by the dlpack fuzzer (UBSan): copying a view whose size-1 dim has a
+// huge stride (legal: that stride is never used) overflowed the odometer.
+TEST(Tensor, SizeOneDimsWithHugeStridesCopy) {
+  const Tensor t = Tensor::from_vector(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3});
+  const Tensor v = Tensor::from_storage(t.storage(), {1, 2, 3}, {std::numeric_limits<int64_t>::max(), 3, 1}, 0,
+                                        DType::f32);
+  const Tensor c = v.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(c.data_ptr<float>()[i], float(i));
+  const Tensor w = Tensor::from_storage(t.storage(), {2, 1, 3}, {3, std::numeric_limits<int64_t>::max(), 1}, 0,
+                                        DType::f32).to(DType::f64);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(w.data_ptr<double>()[i], double(i));
+}
+
 TEST(Tensor, ReshapeViewsOrCopies) {
   Tensor a = iota({2, 6});
   Tensor r = a.reshape({3, -1});
