@@ -2,8 +2,9 @@
 """The side-by-side GPU benchmarks of scripts/gpu-check: Backplane's CUDA
 implementations against PyTorch in one run (matmul: cublas:gemm and
 cublaslt:gemm against torch.matmul; sdpa: cudnn:sdpa and math:cuda against
-torch's scaled_dot_product_attention), each row with the ratio of our best
-to torch's. Needs a GPU and an importable torch; says so and exits 0
+torch's scaled_dot_product_attention; conv: cudnn:conv and native:depthwise
+against torch.nn.functional.conv2d on ResNet-50 and MobileNet-V2 layers),
+each row with the ratio of our best to torch's. Needs a GPU and an importable torch; says so and exits 0
 otherwise."""
 
 import time
@@ -70,8 +71,36 @@ def sdpa_rows():
               + f"  (ours best / torch {row['torch'] / best:.2f}x)")
 
 
+def conv_rows():
+    # n, c_in, hw, c_out, k, stride, padding, groups: ResNet-50 3x3 and 1x1, MobileNet-V2 depthwise
+    layers = ((8, 64, 56, 64, 3, 1, 1, 1), (8, 256, 14, 256, 3, 1, 1, 1), (8, 256, 56, 64, 1, 1, 0, 1),
+              (8, 144, 56, 144, 3, 1, 1, 144), (8, 960, 7, 960, 3, 1, 1, 960))
+    for n, c, hw, k, ks, s, p, g in layers:
+        for dt, cl in (("float32", True), ("float16", True), ("float32", False)):
+            x = np.random.default_rng(0).standard_normal((n, c, hw, hw)).astype(np.float32)
+            w = np.random.default_rng(1).standard_normal((k, c // g, ks, ks)).astype(np.float32)
+            fmt = torch.channels_last if cl else torch.contiguous_format
+            tx = torch.from_numpy(x).cuda().to(getattr(torch, dt)).to(memory_format=fmt)
+            tw = torch.from_numpy(w).cuda().to(getattr(torch, dt)).to(memory_format=fmt)
+            bx, bw = backplane.from_dlpack(tx), backplane.from_dlpack(tw)
+            row = {}
+            for impl in ("cudnn:conv", "native:depthwise"):
+                with B.implementations("conv", impl):
+                    if B.explain("conv2d", bx, bw, stride=s, padding=p, groups=g).chosen is None:
+                        continue
+                    row[impl] = bench(lambda: F2.conv2d(bx, bw, stride=s, padding=p, groups=g))
+            row["torch"] = bench(lambda: F.conv2d(tx, tw, stride=s, padding=p, groups=g))
+            flops = 2 * n * k * (c // g) * ks * ks * (hw // s) ** 2
+            best = min(v for key, v in row.items() if key != "torch") if len(row) > 1 else float("nan")
+            print(f"conv2d {n}x{c}x{hw}x{hw} -> {k} k{ks} s{s} g{g} {dt} {'NHWC' if cl else 'NCHW'}: "
+                  + "  ".join(f"{key} {flops / v / 1e12:.2f} TFLOP/s" for key, v in row.items())
+                  + f"  (ours best / torch {row['torch'] / best:.2f}x; default "
+                  + f"{B.explain('conv2d', bx, bw, stride=s, padding=p, groups=g).chosen})")
+
+
 if __name__ == "__main__":
-    for section in (matmul_rows, sdpa_rows):
+    F2 = backplane.nn.functional
+    for section in (matmul_rows, sdpa_rows, conv_rows):
         try:
             section()
         except Exception as e:  # one failing section still lets the other report

@@ -10,7 +10,7 @@ DEB_PACKAGES=(
   cmake ninja-build g++ pkg-config python3-venv
   libgtest-dev libbenchmark-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcpuinfo-dev libopenblas-openmp-dev libdnnl-dev libfftw3-dev
-  numactl libjemalloc2 libgoogle-perftools4
+  numactl libjemalloc2 libgoogle-perftools4 ccache
 )
 # `make check` (scripts/check.sh) also needs clang, for libFuzzer and the
 # sanitizer runtimes: `scripts/setup.sh --check`.

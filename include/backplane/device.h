@@ -9,6 +9,7 @@
 namespace bp {
 
 enum class DeviceType : uint8_t { cpu, cuda };
+inline const char* device_type_name(DeviceType t) { return t == DeviceType::cpu ? "cpu" : "cuda"; }
 
 struct Device {
   DeviceType type = DeviceType::cpu;

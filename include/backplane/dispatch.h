@@ -2,10 +2,14 @@
 // Dispatch: every op lists its implementations, and one function picks one
 // (DESIGN.md §4; docs/dispatch.md).
 //
-//   bp::dispatch::Op& op = bp::dispatch::define_op("matmul");   // once, by the op
-//   op.add(std::make_unique<bp::dispatch::Impl<MatmulParams>>(...));
+//   bp::dispatch::Op& op = bp::dispatch::define_op(config);     // once (ops declare theirs in
+//   op.add(std::make_unique<bp::dispatch::Impl<MatmulParams>>(...));   // src/ops/<op>/op.cpp)
 //   bp::dispatch::execute(op, problem, &params);                // per call
 //   bp::dispatch::Decision d = bp::dispatch::explain(op, problem, &params);
+//
+// Ops are declared in the ops layer (backplane/op_spec.h, docs/adding_an_op.md):
+// one file per op lists its implementations in order, CUDA rows included
+// as slots that backplane_cuda fills (Note [Slots]).
 //
 // Note [One selection function]
 // decide() in src/dispatch/select.cpp is the only place that chooses. It takes
@@ -21,22 +25,33 @@
 // A problem key holds the op, device, thread count, dtype, layout class, the
 // shape signature, the implementations(...) restriction, and the *values* of every
 // flag that the checks and runs of the implementations for the problem's
-// device type read (declared with each check), never
+// device type read (the check building blocks of backplane/dispatch_checks.h
+// declare them; a test records every read and fails on an undeclared one),
+// plus the key flags of the ops those implementations call, never
 // flags::epoch(). Saved files also carry the versions of the libraries behind
 // the op, and an entry whose versions differ from this process's is dropped at
 // load. So a saved cache is valid in any process whose flags and libraries
 // agree, and a changed knob simply misses.
 //
+// Note [Slots]
+// An op's list names every implementation it can have, in the order users
+// see, including those a library loaded later provides (backplane_cuda):
+// those are slots, declared with their checks, properties and the flags
+// they read, but no run function. The late library fills a slot by name
+// (fill<P>(op, name, run)), or marks it not built; an unfilled slot
+// explains itself through the function it was declared with ("not
+// available: no usable CUDA device"). Because the checks are declared in
+// the core, the flags a CUDA implementation reads are known without the
+// CUDA library, and `backplane info` lists them on every build.
+// (load_late_implementations() below loads backplane_cuda for the
+// name-based queries, so listings and explain by name show filled slots.)
+//
 // Note [Registering implementations later]
-// (load_late_implementations() below loads backplane_cuda for the name-based
-// queries, so listings and explain by name always include its entries.)
-// Op lists are copy-on-write: Op::add() publishes a new list with one atomic
-// store, so a library loaded later (backplane_cuda, which links libbackplane)
-// can add its implementations at load time while other threads dispatch:
-// from a static initialiser, call the op's accessor (for matmul,
-// bp::ops::detail::matmul_op() in src/ops/matmul/impl_list.h) and add()
-// with Position::before_reference. Adding clears the op's cached autotune
-// winners for the new implementation's device type, whose candidate set
+// Op lists are copy-on-write: add() and fill() publish a new list with one
+// atomic store, so a library loaded later can change the list while other
+// threads dispatch. add() with Position::before_reference is for entries
+// no list declares (tests, user-registered implementations). Both clear
+// the op's cached autotune winners for the device type whose candidates
 // changed.
 
 #include <atomic>
@@ -64,6 +79,8 @@ namespace bp::dispatch {
 // ---------------------------------------------------------------- reasons
 
 // One failed check: "<check>: expected <expected>, got <got>".
+// A reason with no `expected` reads "<check>: <got>" ("not available: no
+// usable CUDA device"), and with no check either just "<got>".
 struct Reason {
   std::string check, expected, got;
   std::string text() const;
@@ -74,8 +91,13 @@ struct Reason {
 // explain() collects every reason.
 class Reasons {
  public:
-  explicit Reasons(bool collect) : collect_(collect) {}
+  // collect: build every reason's text (explain). exhaustive: run every
+  // check without building text (the declared-reads test: the reads of
+  // selection itself, never those of reason texts).
+  explicit Reasons(bool collect, bool exhaustive = false) : collect_(collect), exhaustive_(exhaustive) {}
   bool collecting() const { return collect_; }
+  // Whether a failed check ends the list (selection).
+  bool stops_early() const { return !collect_ && !exhaustive_; }
   // Records a failure of the running check; returns false so checks can
   // `return r.fail(...)`.
   bool fail(std::string_view expected, std::string_view got);
@@ -94,7 +116,7 @@ class Reasons {
   void add(Reason r);
 
  private:
-  bool collect_;
+  bool collect_, exhaustive_;
   int failures_ = 0;
   const char* current_ = "";
   std::vector<Reason> list_;
@@ -105,14 +127,14 @@ class Reasons {
 // What dispatch knows of a call, independent of the op's parameter type:
 // enough for the autotune key, explain and trace. Filled by the op's front end.
 struct Problem {
-  static constexpr int kMaxDims = 8;
+  static constexpr int kMaxDims = 16;
   Device device = Device::cpu();
   DType dtype = DType::f32;
   uint32_t layout = 0;             // op-defined layout class bits (transposes, strides, bias kind)
   int ndims = 0;
-  int64_t dims[kMaxDims] = {};     // op-defined shape signature (matmul: batch, m, n, k)
+  int64_t dims[kMaxDims] = {};     // the op's shape signature (OpConfig::signature; matmul: batch, m, n, k)
   const char* const* dim_names = nullptr;  // names of dims ("batch", "m", ...), for text
-  double flops = 0;                // work, for trace and bench
+  double flops = 0;                // work, for trace and bench (OpConfig::flops)
   // "batch=1 m=64 n=64 k=64 f32 layout=0x0 cpu"
   std::string str() const;
 };
@@ -124,10 +146,13 @@ enum Reduced : uint32_t { kNoReduced = 0, kBf16 = 1u << 0, kTf32 = 1u << 1, kFp1
 std::string reduced_text(uint32_t reduced);  // "bf16, tf32" or "none"
 
 struct Properties {
-  DeviceType device = DeviceType::cpu;  // the device its tensors live on
+  DeviceType device = DeviceType::cpu;  // the device its tensors live on (dispatch checks it: "device")
   bool deterministic = true;
   uint32_t reduced = kNoReduced;  // what it may use when the precision knobs permit it
   std::string workspace = "none";  // what extra memory it takes ("A and B as bf16")
+  // Ops whose dispatch its run enters (math:any calls matmul): their key
+  // flags join this op's autotune key (Note [Autotune key]).
+  std::vector<std::string> calls = {};
 };
 
 // Whether an implementation can run in this build and process (the first two
@@ -157,6 +182,8 @@ class Implementation {
   virtual void run(const void* params) const = 0;
   // The flags the checks and run read (Note [Autotune key]).
   virtual std::vector<flags::Id> flags_read() const = 0;
+  // Whether it is a slot still waiting for its run function (Note [Slots]).
+  virtual bool is_slot() const { return false; }
   // Names of the checks, in order (for docs and tests).
   virtual std::vector<std::string> check_names() const = 0;
 
@@ -174,18 +201,24 @@ class Implementation {
   Properties properties_;
   int id_ = -1;
   mutable std::once_flag availability_once_;
+  mutable std::atomic<bool> availability_ready_{false};  // checked first: call_once costs tens of ns even when done
   mutable Availability availability_;
 };
 
 // A small named check: adds "expected X, got Y" to reasons when it fails.
+// Checks that read flags are made with the building blocks of
+// backplane/dispatch_checks.h, which fill `reads` themselves (Note
+// [Autotune key]); a plain {name, fn} check reads none.
 template <class P>
 struct Check {
   const char* name;
-  bool (*fn)(const P& params, Reasons& reasons);
-  std::vector<flags::Id> reads = {};  // the flags it reads (Note [Autotune key])
+  std::function<bool(const P& params, Reasons& reasons)> fn;
+  std::vector<flags::Id> reads = {};
 };
 
 // The usual implementation: a list of checks and a run function on params P.
+// Without a run function it is a slot (Note [Slots]): `availability` then
+// says why it cannot run yet, and fill() makes the runnable entry.
 template <class P>
 class Impl final : public Implementation {
  public:
@@ -198,14 +231,24 @@ class Impl final : public Implementation {
         run_reads_(std::move(run_reads)),
         availability_fn_(std::move(availability)) {}
 
+  bool is_slot() const override { return !run_; }
+  // The filled entry of a slot: its declaration, the run function and the
+  // checks only the late library can make (they run after the declared ones).
+  std::unique_ptr<Implementation> filled(std::function<void(const P&)> run, std::vector<Check<P>> extra) const {
+    std::vector<Check<P>> all = checks_;
+    for (Check<P>& c : extra) all.push_back(std::move(c));
+    return std::make_unique<Impl<P>>(name(), backend(), properties(), std::move(all), std::move(run), run_reads_);
+  }
+
   bool can_use(const void* params, Reasons& reasons) const override {
+    if (!run_) return false;  // a slot: availability already refused it
     const P& p = *static_cast<const P*>(params);
     bool ok = true;
     for (const Check<P>& c : checks_) {
       reasons.begin_check(c.name);
       if (!c.fn(p, reasons)) {
         ok = false;
-        if (!reasons.collecting()) return false;
+        if (reasons.stops_early()) return false;
       }
     }
     return ok;
@@ -248,12 +291,20 @@ struct AutotuneFlags {
 
 struct OpConfig {
   std::string name;  // "matmul": the src/ops/<op> folder name
+  // The shape signature: names of Problem::dims ("batch", "m", "n", "k"),
+  // at most Problem::kMaxDims, and the work of a problem (for trace, bench).
+  std::vector<std::string> signature;
+  std::function<double(const int64_t* dims)> flops;
   // Per device type (index: DeviceType): the flag naming a preferred library
   // (an enum row whose "default" means none), and the autotune flags.
   std::optional<flags::Id> preferred_library[2];
   std::optional<AutotuneFlags> autotune[2];
   // Op-level notes for explain (precision knobs that change nothing here, ...).
   std::function<std::vector<std::string>(const Problem&)> notes;
+  // Notes that need the call's parameters (the params explain receives):
+  // einsum's contraction path and the matmul decision of each step. They
+  // follow `notes`; they must not run the call.
+  std::function<std::vector<std::string>(const Problem&, const void* params)> call_notes;
   // Optional run-time order (sdpa on CUDA follows cuda.sdp_priority_order):
   // the rank of an implementation for a problem; the list is stably sorted
   // by it before the preferred library moves first. `rank_reads` are the
@@ -263,7 +314,7 @@ struct OpConfig {
   std::vector<flags::Id> rank_reads;
 };
 
-enum class Position { end, before_reference };
+enum class Position { end, before_reference, front };
 
 class Op {
  public:
@@ -274,6 +325,17 @@ class Op {
   // Publishes a new list (Note [Registering implementations later]).
   // ValueError on a duplicate name or a malformed one (not "library:variant").
   Implementation& add(std::unique_ptr<Implementation> impl, Position where = Position::end);
+  // Takes an entry out of the list (an implementation supplied at run time
+  // and withdrawn); ValueError when none has that name. Its id is free again.
+  void remove(std::string_view name);
+  // Replaces the slot `name` (Note [Slots]) with make(slot), keeping its
+  // place; ValueError when there is no such slot (or it is filled already).
+  void replace_slot(std::string_view name,
+                    const std::function<std::unique_ptr<Implementation>(const Implementation& slot)>& make);
+
+  // A problem of this op's shape signature: dims in signature order (their
+  // count must match), names and flops filled in.
+  Problem problem(Device device, DType dtype, uint32_t layout, std::initializer_list<int64_t> dims) const;
 
   // The current list, in order. Valid for the life of the process.
   std::span<const Implementation* const> implementations() const;
@@ -282,15 +344,18 @@ class Op {
 
   // The flags that key autotune entries for problems on `device`: those the
   // device's implementations read, deduplicated, in first-use order, plus
-  // the op's preference, autotune-limit and rank flags.
+  // the op's preference, autotune-limit and rank flags and the key flags
+  // of the ops its implementations call.
   std::span<const flags::Id> key_flags(DeviceType device) const;
   // "openblas=0.3.21 onednn=2.6.3" for the implementations of a device type.
   const std::string& library_versions(DeviceType device) const;
 
  private:
   struct List;
+  void publish(List* next, DeviceType changed);
   OpConfig config_;
-  mutable std::mutex mutex_;          // serialises add()
+  std::vector<const char*> dim_names_;  // config_.signature as C strings (Problem::dim_names)
+  mutable std::mutex mutex_;          // serialises add() and replace_slot()
   std::atomic<const List*> list_;     // published lists are never freed
 };
 
@@ -342,15 +407,21 @@ Decision explain(const Op& op, const Problem& problem, const void* params);
 // select, then run, with trace lines (backends.trace).
 void execute(const Op& op, const Problem& problem, const void* params);
 
-// Explaining by op name from tensors, for the Python and CLI front ends: each
-// op registers how its arguments become a problem ("matmul": a, b; "addmm":
-// bias, a, b with options beta, alpha; "linear": x, weight[, bias]).
-using Explainer = std::function<Decision(const std::vector<Tensor>& args, const std::map<std::string, double>& options)>;
-void register_explainer(std::string name, Explainer explainer);
-// ValueError naming the known names when `name` has no explainer.
-Decision explain(std::string_view name, const std::vector<Tensor>& args,
-                 const std::map<std::string, double>& options = {});
-std::vector<std::string> explainer_names();
+// Fills slot `name` of `op` (Note [Slots]) with a run function and the
+// checks only the late library can make. ValueError when `op` has no such
+// slot or its parameter type is not P.
+template <class P>
+void fill(Op& op, std::string_view name, std::function<void(const P&)> run, std::vector<Check<P>> extra = {}) {
+  op.replace_slot(name, [&](const Implementation& slot) -> std::unique_ptr<Implementation> {
+    const auto* declared = dynamic_cast<const Impl<P>*>(&slot);
+    if (declared == nullptr)
+      throw_bad_value(op.name() + " slot " + std::string(name), "a run function of another parameter type",
+                      "the parameter type the slot was declared with");
+    return declared->filled(std::move(run), std::move(extra));
+  });
+}
+// Marks slot `name` as not built, saying why ("the cuDNN frontend headers were not found").
+void fill_not_built(Op& op, std::string_view name, std::string why);
 
 // ---------------------------------------------------------------- implementations scope
 
@@ -390,6 +461,25 @@ void save(const std::string& path);
 // library versions are skipped; a malformed file is a ValueError naming the line.
 int64_t load(const std::string& path);
 }  // namespace autotune_cache
+
+// Note [Tuned details]
+// An implementation that tunes itself (cudnn:conv times cuDNN's engine
+// configurations under cudnn.benchmark) keeps its choice in the autotune
+// cache, beside dispatch's winners: keyed like them (the problem key, Note
+// [Autotune key]) plus the implementation, so a changed knob or library
+// version misses, and saved, loaded and bounded with them. The detail is
+// text the implementation parses itself (no tabs or newlines: they become
+// spaces); it must be one that any process with the same key can use.
+std::optional<std::string> tuned_detail(const Op& op, const Problem& problem, const Implementation& impl);
+void store_tuned_detail(const Op& op, const Problem& problem, const Implementation& impl, const std::string& detail,
+                        double time_ms);
+
+// ---------------------------------------------------------------- flag readers
+
+// Who reads flag `id`: "matmul onednn:matmul (check enabled)", "sdpa (order)",
+// ... over every op's implementations, slots included (Note [Slots]), and
+// the readers named with flags::on_change. Empty when nothing reads it.
+std::vector<std::string> flag_readers(flags::Id id);
 
 // ---------------------------------------------------------------- listing
 

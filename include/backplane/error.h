@@ -2,7 +2,9 @@
 // Typed errors. Every error Backplane raises is a bp::Error carrying a kind
 // (which Python exception it becomes) and structured data: the subject (flag
 // or op name), the value received and what is allowed. The message is built
-// from them so C++ and Python users read the same text.
+// from them so C++ and Python users read the same text. In Python each kind
+// is its natural class and also RuntimeError, the class PyTorch raises for
+// the same mistakes (python/src/bind_errors.cpp).
 
 #include <stdexcept>
 #include <string>

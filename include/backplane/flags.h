@@ -67,6 +67,10 @@ Id lookup(std::string_view path);
 int64_t get_raw(Id id);
 // Validates, then applies per Note [Flag resolution and scopes].
 void set_raw(Id id, int64_t value);
+// Returns the process-wide value to the table default, as if never set
+// (source Default; env values are not re-read). Scopes are left alone.
+// Note [fp32 precision tree] tells a default from the same value set.
+void reset(Id id);
 // The process-wide value and where it came from (scopes ignored).
 int64_t global_raw(Id id);
 Source source(Id id);
@@ -81,6 +85,8 @@ std::string format(Id id, int64_t value);
 int64_t parse(Id id, std::string_view text);
 // "one of: none, ieee, tf32, bf16", "an integer >= 0", ...
 std::string allowed_text(Id id);
+// The value of an enum name or alias in domain d (exact spelling), if any.
+std::optional<int> enum_value(const Domain& d, std::string_view name);
 
 // Changes whenever a process-wide value changes (never for scoped changes).
 uint64_t epoch();
@@ -94,8 +100,34 @@ void set_frozen(bool frozen);
 // Called with the new process-wide value whenever it changes, and once with
 // the start-up value: at registration if the table is already built, else
 // when it is (registering never reads the environment itself, so static
-// initialisers may register).
-void on_change(Id id, std::function<void(int64_t)> hook);
+// initialisers may register). `reader` names who listens, for the "read
+// by" column of `backplane info` ("oneDNN's verbose switch").
+void on_change(Id id, std::string reader, std::function<void(int64_t)> hook);
+// The readers registered with on_change for `id`.
+std::vector<std::string> change_readers(Id id);
+
+// A read of a value cached from flag `id` (an env-only flag read once):
+// nothing is fetched, but a ReadLog sees it as the read it stands for.
+void note_read(Id id);
+
+// Records every flag this thread reads while it lives (the test that each
+// implementation declares the flags it reads, Note [Autotune key] in
+// backplane/dispatch.h). Nests: an inner log hides reads from outer ones.
+class ReadLog {
+ public:
+  ReadLog();
+  ~ReadLog();
+  ReadLog(const ReadLog&) = delete;
+  ReadLog& operator=(const ReadLog&) = delete;
+  std::vector<Id> ids() const;  // in Id order
+  void clear();
+
+ private:
+  friend int64_t get_raw(Id id);
+  friend void note_read(Id id);
+  ReadLog* outer_;
+  std::vector<bool> read_;
+};
 
 // A thread-local scope (Note [Flag resolution and scopes]).
 class Scope {
@@ -117,6 +149,7 @@ namespace bp::backends {
 using flags::BlasBackend;
 using flags::CpuBlasBackend;
 using flags::CpuCapabilityCap;
+using flags::DepthwiseKernel;
 using flags::EinsumStrategy;
 using flags::LinalgBackend;
 using flags::Precision;

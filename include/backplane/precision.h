@@ -7,6 +7,15 @@
 // "none". Precisions are permissions: "tf32"/"bf16" allow an implementation to
 // use that arithmetic, "ieee" and "none" forbid it.
 //
+// A node's table default is a fallback, as in PyTorch 2.15: while the node
+// has never been set (flags::source is Default, no scope overrides it) it
+// inherits like "none", and only when nothing above it is set does it answer
+// its default. Only the cuDNN leaves have a default other than "none"
+// (cudnn.conv / cudnn.rnn: "tf32"), so `backends.fp32_precision = "ieee"` or
+// `cudnn.fp32_precision = "ieee"` turns TF32 off for cuDNN too, a generic
+// "bf16" reads "none" there, and an explicit "none" (cudnn.allow_tf32 =
+// False) stays "none". flags::reset() returns a node to its default.
+//
 // The legacy APIs (cuda.matmul.allow_tf32, cudnn.allow_tf32,
 // set/get_float32_matmul_precision) are views of this tree, not separate
 // state, so no read can ever disagree with another or raise (a deliberate
@@ -15,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backplane/flags.h"
 
@@ -30,6 +40,9 @@ flags::Id node(Backend b, Op op);
 
 // The effective precision of a node after inheritance.
 flags::Precision resolved(Backend b, Op op);
+// The flag rows resolved(b, op) reads: the node, its backend's "all" node,
+// the root (what a check on that precision declares it reads).
+std::vector<flags::Id> path(Backend b, Op op);
 // The same for a flag row; nullopt when the row is not a precision node.
 std::optional<flags::Precision> resolved(flags::Id id);
 void set(Backend b, Op op, flags::Precision p);

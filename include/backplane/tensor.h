@@ -123,6 +123,10 @@ class Tensor {
   // Same elements in a new shape (one entry may be -1); a view when the
   // tensor is contiguous, else a copy.
   Tensor reshape(const Shape& shape) const;
+  // A view broadcast to `shape` (NumPy's rules: missing leading dims are
+  // added, size-1 dims stretch with stride 0); nothing is copied.
+  // ValueError when this shape does not broadcast to `shape`.
+  Tensor expand(const Shape& shape) const;
 
   // Conversion. Each returns this tensor when nothing changes.
   // Between all dtypes: floats to integers truncate toward zero and
@@ -173,6 +177,12 @@ Tensor Tensor::from_vector(const std::vector<Elem>& values, const Shape& shape, 
 
 // Row-major strides (in elements) of a dense tensor of this shape.
 Shape contiguous_strides(const Shape& shape);
+
+// The NumPy broadcast of named shapes. ValueError naming `subject` and
+// every shape ("matmul: expected batch shapes that broadcast (each dim
+// equal, or 1), got a [2, 3], b [4]") when they do not broadcast.
+Shape broadcast_shapes(const std::string& subject, const std::vector<std::pair<std::string, Shape>>& shapes,
+                       const std::string& what);
 
 // ---------------------------------------------------------------- DLPack
 // Export: the returned struct keeps the tensor's storage alive until its

@@ -12,7 +12,20 @@ import numpy as np
 from . import _C
 
 Tensor = _C.Tensor
-from_dlpack = _C.from_dlpack
+
+
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """A Tensor sharing memory with ``ext_tensor`` (anything with ``__dlpack__``), as torch.from_dlpack.
+
+    ``device`` ("cpu", "cuda:N") moves it there; ``copy=True`` always
+    copies, ``copy=False`` refuses to when one would be needed (a move).
+    """
+    t = _C.from_dlpack(ext_tensor)
+    if device is not None and str(device) != str(t.device):
+        if copy is False:
+            raise _C.BackplaneValueError(f"from_dlpack: copy=False, but moving {t.device} to {device} copies")
+        return t.to(device=device)
+    return t.clone() if copy else t
 
 __all__ = ["Tensor", "asarray", "from_dlpack"]
 

@@ -19,6 +19,7 @@ void bind_build(nb::module_& m) {
   m.attr("built_why") = why;
   m.attr("build_type") = info.build_type;
   m.attr("compiler") = info.compiler;
+  m.attr("cuda_toolkit") = info.cuda_toolkit;  // "" without CUDA
 }
 
 }  // namespace bp::py

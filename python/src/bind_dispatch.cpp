@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "backplane/dispatch.h"
+#include "backplane/op_spec.h"
 #include "bindings.h"
 
 namespace bp::py {
@@ -30,6 +31,8 @@ nb::list rows_list(const dispatch::Decision& d) {
   return out;
 }
 
+}  // namespace
+
 nb::dict decision_dict(const dispatch::Decision& d) {
   nb::dict out;
   out["op"] = d.op;
@@ -41,6 +44,8 @@ nb::dict decision_dict(const dispatch::Decision& d) {
   out["text"] = d.text();
   return out;
 }
+
+namespace {
 
 // A context object for `with`: the guard lives between __enter__ and __exit__.
 struct ImplementationsScope {
@@ -71,17 +76,20 @@ void bind_dispatch(nb::module_& m) {
         return "ImplementationRecord(name='" + i.name + "', built=" + (i.built ? "True" : "False") +
                ", available=" + (i.available ? "True" : "False") + ")";
       });
-  m.def("list_implementations", [](const std::string& op) { return dispatch::list_implementations(op); }, "op"_a);
-  m.def("op_names", &dispatch::op_names);
-  m.def("explainer_names", &dispatch::explainer_names);
-
   m.def(
-      "explain",
-      [](const std::string& op, const std::vector<Tensor>& args, const std::map<std::string, double>& options) {
-        return decision_dict(dispatch::explain(op, args, options));
+      "list_implementations",
+      [](const std::string& op) {
+        ops::ensure_ops();
+        return dispatch::list_implementations(op);
       },
-      "op"_a, "args"_a, "options"_a = std::map<std::string, double>{},
-      "The decision table of an op call, as a dict (op, problem, rows, notes, chosen, how, text)");
+      "op"_a);
+  m.def(
+      "flag_readers",
+      [](const std::string& path) {
+        ops::ensure_ops();
+        return dispatch::flag_readers(flags::lookup(path));
+      },
+      "path"_a, "Who reads a flag: the implementations whose checks or runs read it, and change listeners");
 
   nb::class_<ImplementationsScope>(m, "_ImplementationsScope")
       .def(nb::init<>())

@@ -2,8 +2,14 @@
 // warnings -> warnings.warn.
 //
 // Each ErrorKind maps to a Backplane exception class deriving from the
-// matching builtin (backplane.ValueError_ derives from ValueError, ...), so
-// `except ValueError` works and `e.subject`, `e.value`, `e.allowed` are there.
+// natural builtin (BackplaneValueError from ValueError, ...) *and* from
+// RuntimeError, which is what PyTorch raises for nearly every bad flag value
+// or op argument (its C++ checks all surface as RuntimeError). So code
+// written for PyTorch (`except RuntimeError`) and code written for the
+// natural class (`except TypeError`) both catch it, and `e.subject`,
+// `e.value`, `e.allowed` are there. (NotImplementedError already derives
+// from RuntimeError.) Python-raised errors use the same classes
+// (backplane/_errors.py).
 
 #include <string>
 
@@ -26,18 +32,22 @@ void bind_errors(nb::module_& m) {
   struct Def {
     ErrorKind kind;
     const char* name;
-    PyObject* base;
+    PyObject* natural;  // the builtin a Python user expects
+    bool also_runtime;  // also a RuntimeError, as PyTorch raises it
   };
   const Def defs[] = {
-      {ErrorKind::Value, "BackplaneValueError", PyExc_ValueError},
-      {ErrorKind::Type, "BackplaneTypeError", PyExc_TypeError},
-      {ErrorKind::Runtime, "BackplaneRuntimeError", PyExc_RuntimeError},
-      {ErrorKind::NotImplemented, "BackplaneNotImplementedError", PyExc_NotImplementedError},
-      {ErrorKind::Index, "BackplaneIndexError", PyExc_IndexError},
+      {ErrorKind::Value, "BackplaneValueError", PyExc_ValueError, true},
+      {ErrorKind::Type, "BackplaneTypeError", PyExc_TypeError, true},
+      {ErrorKind::Runtime, "BackplaneRuntimeError", PyExc_RuntimeError, false},
+      {ErrorKind::NotImplemented, "BackplaneNotImplementedError", PyExc_NotImplementedError, false},
+      {ErrorKind::Index, "BackplaneIndexError", PyExc_IndexError, true},
   };
   for (const Def& d : defs) {
     std::string qual = std::string("backplane._C.") + d.name;
-    PyObject* t = PyErr_NewException(qual.c_str(), d.base, nullptr);
+    PyObject* bases = d.also_runtime ? PyTuple_Pack(2, d.natural, PyExc_RuntimeError) : nullptr;
+    PyObject* t = PyErr_NewException(qual.c_str(), bases != nullptr ? bases : d.natural, nullptr);
+    Py_XDECREF(bases);
+    if (t == nullptr) throw nb::python_error();
     m.attr(d.name) = nb::handle(t);
     slot(d.kind) = nb::handle(t);
   }

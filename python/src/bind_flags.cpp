@@ -47,11 +47,9 @@ int64_t to_raw(Id id, nb::handle obj) {
     case DomainType::Enum: {
       if (!PyUnicode_Check(obj.ptr())) throw_bad_type(what, py_type_name(obj), "a str (" + flags::allowed_text(id) + ")");
       const std::string s = nb::cast<std::string>(obj);
+      if (auto v = flags::enum_value(r.domain, s)) return *v;  // names and aliases, exact case
       bool other_case = false;  // names are case-sensitive (Note [Env parsing] in core/env.h)
-      for (int i = 0; i < r.domain.count; ++i) {
-        if (s == r.domain.names[i]) return i;
-        other_case |= strcasecmp(s.c_str(), r.domain.names[i]) == 0;
-      }
+      for (int i = 0; i < r.domain.count; ++i) other_case |= strcasecmp(s.c_str(), r.domain.names[i]) == 0;
       throw_bad_value(what, "'" + s + "'", flags::allowed_text(id) + (other_case ? " (names are case-sensitive)" : ""));
     }
     case DomainType::Order: {
@@ -160,10 +158,12 @@ void bind_flags(nb::module_& m) {
     Id id = flags::lookup(path);
     return from_raw(id, flags::get_raw(id));
   });
+  // Setters take None too (nb::arg().none()), so that None is refused with
+  // "expects a bool, but got NoneType" rather than a binding error.
   m.def("flag_set", [](const std::string& path, nb::handle value) {
     Id id = flags::lookup(path);
     flags::set_raw(id, to_raw(id, value));
-  });
+  }, nb::arg("path"), nb::arg("value").none());
   m.def("flag_get_resolved", [](const std::string& path) {
     Id id = flags::lookup(path);
     if (auto p = precision::resolved(id)) return from_raw(id, static_cast<int64_t>(*p));
@@ -173,6 +173,8 @@ void bind_flags(nb::module_& m) {
     Id id = flags::lookup(path);
     return flags::format(id, flags::get_raw(id));
   });
+  m.def("flag_reset", [](const std::string& path) { flags::reset(flags::lookup(path)); },
+        "Returns a flag to its table default, as if never set (tests; Note [fp32 precision tree]).");
   m.def("flag_source", [](const std::string& path) { return flags::source_name(flags::source(flags::lookup(path))); });
   m.def("flag_scoped", [](const std::string& path) { return flags::scoped(flags::lookup(path)); });
   m.def("flags_epoch", &flags::epoch);
@@ -196,20 +198,20 @@ void bind_flags(nb::module_& m) {
   m.def("set_float32_matmul_precision", [](nb::handle s) {
     if (!PyUnicode_Check(s.ptr())) throw_bad_type("set_float32_matmul_precision", py_type_name(s), "a str");
     precision::set_float32_matmul_precision(nb::cast<std::string>(s));
-  });
+  }, nb::arg("precision").none());
   m.def("get_float32_matmul_precision", &precision::get_float32_matmul_precision);
   m.def("cuda_matmul_allow_tf32", &precision::cuda_matmul_allow_tf32);
   m.def("set_cuda_matmul_allow_tf32", [](nb::handle v) {
     if (!PyBool_Check(v.ptr())) throw_bad_type("backplane.backends.cuda.matmul.allow_tf32", py_type_name(v), "a bool");
     precision::set_cuda_matmul_allow_tf32(v.ptr() == Py_True);
-  });
+  }, nb::arg("value").none());
   m.def("cudnn_allow_tf32", &precision::cudnn_allow_tf32);
   m.def("set_cudnn_allow_tf32", [](nb::handle v) {
     if (!PyBool_Check(v.ptr())) throw_bad_type("backplane.backends.cudnn.allow_tf32", py_type_name(v), "a bool");
     precision::set_cudnn_allow_tf32(v.ptr() == Py_True);
-  });
+  }, nb::arg("value").none());
   m.def("flag_raw_value", [](const std::string& path, nb::handle value) { return to_raw(flags::lookup(path), value); },
-        "Converts and validates a value for a flag without applying it.");
+        nb::arg("path"), nb::arg("value").none(), "Converts and validates a value for a flag without applying it.");
 }
 
 }  // namespace bp::py

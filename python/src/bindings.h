@@ -3,6 +3,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include "backplane/dispatch.h"
+
 namespace bp::py {
 namespace nb = nanobind;
 
@@ -13,7 +15,11 @@ void bind_tensor(nb::module_& m);    // bind_tensor.cpp: Tensor, DLPack, threads
 void bind_registry(nb::module_& m);  // bind_registry.cpp: backends registry, cuda device queries
 void bind_plan_cache(nb::module_& m);  // bind_plan_cache.cpp: plan caches (cufft_plan_cache)
 void bind_dispatch(nb::module_& m);    // bind_dispatch.cpp: implementations, explain, scopes, autotune cache
-void bind_matmul(nb::module_& m);      // bind_matmul.cpp: matmul, addmm, linear
-void bind_sdpa(nb::module_& m);        // bind_sdpa.cpp: scaled_dot_product_attention
+void bind_ops(nb::module_& m);         // bind_ops.cpp: every op entry point, generically
+void bind_attention(nb::module_& m);   // bind_attention.cpp: SDPA implementations supplied from Python
+void bind_opt_einsum(nb::module_& m);  // bind_opt_einsum.cpp: backends.opt_einsum's native contract_path
+
+// A decision table as the dict the package wraps (bind_dispatch.cpp).
+nb::dict decision_dict(const dispatch::Decision& d);
 
 }  // namespace bp::py

@@ -12,6 +12,7 @@ NB_MODULE(_C, m) {
   bp::py::bind_registry(m);
   bp::py::bind_plan_cache(m);
   bp::py::bind_dispatch(m);
-  bp::py::bind_matmul(m);
-  bp::py::bind_sdpa(m);
+  bp::py::bind_ops(m);
+  bp::py::bind_attention(m);
+  bp::py::bind_opt_einsum(m);
 }

@@ -59,6 +59,7 @@ CpuCapability cpu_capability() {
     if (!choice.warning.empty()) log::warn(choice.warning);
     return choice.capability;
   }();
+  flags::note_read(flags::Id::cpu_capability);  // the choice depends on the cap (Note [Autotune key])
   return c;
 }
 

@@ -8,12 +8,13 @@
 // driver or a GPU gets "not built" / "not available: <reason>" answers.
 // The library exports one symbol, bp_cuda_api(), returning this table. The
 // ABI version must match; add fields only at the end and bump it.
-// On load, backplane_cuda also registers its op implementations with the
-// dispatcher (it links libbackplane).
+// After a successful load the core calls register_implementations() once:
+// it fills the CUDA slots of every op (Note [Slots] in backplane/dispatch.h;
+// backplane_cuda links libbackplane).
 
 #include <cstddef>
 
-#define BP_CUDA_ABI_VERSION 2
+#define BP_CUDA_ABI_VERSION 3
 
 extern "C" {
 
@@ -38,6 +39,9 @@ struct BpCudaApi {
   // against, in library_version's encoding; -1 when not built in. (cuDNN's
   // compatibility check compares it with the run-time version.)
   long (*compiled_library_version)(const char* library);
+  // ABI 3: fills the CUDA slots of the ops' lists; 0 on success, else -1
+  // with the reason in err.
+  int (*register_implementations)(char* err, size_t errlen);
 };
 
 typedef const BpCudaApi* (*BpCudaApiFn)(void);

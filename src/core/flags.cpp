@@ -54,10 +54,28 @@ int64_t parse_row(const Row& r, std::string_view text);
 std::string allowed_row(const Row& r);
 
 // Note [Env parsing]: the value a row takes from its env texts (native,
-// vendor), or nullopt to keep the default; the native name wins over the
-// vendor name, and both pass the row's validation. Warns once per bad text.
+// then the vendor name, then the vendor name's ROCm spelling, as PyTorch
+// reads them), or nullopt to keep the default. The native name wins over
+// the vendor names; every text passes the row's validation (issue 10:
+// CUBLASLT_WORKSPACE_SIZE=1 PiB was taken). Warns once per bad text; a bad
+// vendor text falls through to the next name.
+std::optional<int64_t> vendor_value_of(const RowDef& d, const char* name, const std::string& text) {
+  const Row& r = d.row;
+  try {
+    if (d.vendor_parse == nullptr) return parse_row(r, text);
+    const std::optional<int64_t> v = d.vendor_parse(name, text);
+    if (v) validate_row(r, *v);
+    return v;
+  } catch (const Error& e) {
+    log::warn(std::string("ignoring ") + name + "=" + text + " (" + r.path() + " = " + e.value() +
+              "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> env_value_of(const RowDef& d, const std::optional<std::string>& native,
-                                    const std::optional<std::string>& vendor) {
+                                    const std::optional<std::string>& vendor,
+                                    const std::optional<std::string>& vendor_alias) {
   const Row& r = d.row;
   if (native) {
     try {
@@ -68,16 +86,11 @@ std::optional<int64_t> env_value_of(const RowDef& d, const std::optional<std::st
     }
     return std::nullopt;
   }
-  if (r.vendor_env == nullptr || !vendor) return std::nullopt;
-  try {
-    if (d.vendor_parse == nullptr) return parse_row(r, *vendor);
-    const std::optional<int64_t> v = d.vendor_parse(r.vendor_env, *vendor);
-    if (v) validate_row(r, *v);  // the vendor's text passes the row's validation like the native one's
-    return v;
-  } catch (const Error& e) {
-    log::warn(std::string("ignoring ") + r.vendor_env + "=" + *vendor + " (" + r.path() + " = " + e.value() +
-              "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
-  }
+  if (r.vendor_env == nullptr) return std::nullopt;
+  if (vendor)
+    if (auto v = vendor_value_of(d, r.vendor_env, *vendor)) return v;
+  const char* alias = vendor_env_alias(r.vendor_env);
+  if (alias != nullptr && vendor_alias) return vendor_value_of(d, alias, *vendor_alias);
   return std::nullopt;
 }
 
@@ -102,8 +115,9 @@ struct Global {
 
   void load_env(int i) {
     const Row& r = rows[i];
-    if (auto v = env_value_of(defs[i], env::get(r.env.c_str()),
-                              r.vendor_env ? env::get(r.vendor_env) : std::nullopt)) {
+    const char* alias = r.vendor_env ? vendor_env_alias(r.vendor_env) : nullptr;
+    if (auto v = env_value_of(defs[i], env::get(r.env.c_str()), r.vendor_env ? env::get(r.vendor_env) : std::nullopt,
+                              alias ? env::get(alias) : std::nullopt)) {
       value[i].store(*v);
       source[i].store(static_cast<int>(Source::Env));
     }
@@ -116,6 +130,7 @@ struct Global {
 struct Hooks {
   std::mutex mutex;
   std::array<std::vector<std::function<void(int64_t)>>, kCount> by_flag;
+  std::array<std::vector<std::string>, kCount> readers;
   bool table_ready = false;
 };
 
@@ -150,6 +165,7 @@ struct Tls {
   std::array<int64_t, kCount> value{};
   std::bitset<kCount> set;
   int depth = 0;
+  ReadLog* log = nullptr;  // the innermost ReadLog of this thread
 };
 thread_local Tls tls;
 
@@ -160,6 +176,14 @@ std::string join_names(const Domain& d) {
     out += d.names[i];
   }
   return out;
+}
+
+// Aliases, listed after the names: " (also: hipblas, hipblaslt)".
+std::string alias_suffix(const Domain& d) {
+  if (d.alias_count == 0) return "";
+  std::string out = " (also: ";
+  for (int i = 0; i < d.alias_count; ++i) out += (i ? ", " : "") + std::string(d.aliases[i].name);
+  return out + ")";
 }
 
 }  // namespace
@@ -205,7 +229,7 @@ std::string allowed_row(const Row& r) {
     case DomainType::Int:
       if (d.max == std::numeric_limits<int64_t>::max()) return "an integer >= " + std::to_string(d.min);
       return "an integer in [" + std::to_string(d.min) + ", " + std::to_string(d.max) + "]";
-    case DomainType::Enum: return "one of: " + join_names(d);
+    case DomainType::Enum: return "one of: " + join_names(d) + alias_suffix(d);
     case DomainType::Order: return "a permutation of: " + join_names(d);
   }
   return "?";
@@ -284,11 +308,12 @@ int64_t parse_row(const Row& r, std::string_view text) {
       return *n;
     }
     case DomainType::Enum: {
-      for (int i = 0; i < d.count; ++i)
-        if (text == d.names[i]) {
-          validate_row(r, i);  // the row's own rules too (no bf16 on CUDA nodes), as the setter applies them
-          return i;
-        }
+      // Exact case, as the setters (issue 10); aliases ("hipblaslt") too; and
+      // the row's own rules (no bf16 on CUDA nodes), as the setter applies them.
+      if (auto v = enum_value(d, text)) {
+        validate_row(r, *v);
+        return *v;
+      }
       return bad();
     }
     case DomainType::Order: {
@@ -316,6 +341,14 @@ int64_t parse_row(const Row& r, std::string_view text) {
 
 }  // namespace
 
+std::optional<int> enum_value(const Domain& d, std::string_view name) {
+  for (int i = 0; i < d.count; ++i)
+    if (name == d.names[i]) return i;
+  for (int i = 0; i < d.alias_count; ++i)
+    if (name == d.aliases[i].name) return d.aliases[i].value;
+  return std::nullopt;
+}
+
 std::string allowed_text(Id id) { return allowed_row(row(id)); }
 void validate(Id id, int64_t v) { validate_row(row(id), v); }
 std::string format(Id id, int64_t v) { return format_row(row(id), v); }
@@ -323,7 +356,10 @@ int64_t parse(Id id, std::string_view text) { return parse_row(row(id), text); }
 
 int64_t get_raw(Id id) {
   const int i = static_cast<int>(id);
-  if (tls.depth > 0 && tls.set[i]) return tls.value[i];
+  Tls& t = tls;  // one thread-local lookup (a call in a shared library)
+  if (t.log != nullptr) [[unlikely]]
+    t.log->read_[static_cast<std::size_t>(i)] = true;
+  if (t.depth > 0 && t.set[i]) return t.value[i];
   return global().value[i].load(std::memory_order_relaxed);
 }
 
@@ -361,10 +397,21 @@ void set_raw(Id id, int64_t v) {
 
 namespace detail {
 std::optional<int64_t> env_value(Id id, const std::optional<std::string>& native,
-                                 const std::optional<std::string>& vendor) {
-  return env_value_of(global().defs[static_cast<int>(id)], native, vendor);
+                                 const std::optional<std::string>& vendor,
+                                 const std::optional<std::string>& vendor_alias) {
+  return env_value_of(global().defs[static_cast<int>(id)], native, vendor, vendor_alias);
 }
 }  // namespace detail
+
+void reset(Id id) {
+  auto& g = global();
+  const int i = static_cast<int>(id);
+  const int64_t v = g.rows[i].default_value;
+  g.value[i].store(v);
+  g.source[i].store(static_cast<int>(Source::Default));
+  g.epoch.fetch_add(1);
+  for (auto& h : hooks_of(i)) h(v);
+}
 
 uint64_t epoch() { return global().epoch.load(); }
 
@@ -372,14 +419,34 @@ void disable_global_flags() { global().frozen.store(true); }
 bool flags_frozen() { return global().frozen.load(); }
 void set_frozen(bool f) { global().frozen.store(f); }
 
-void on_change(Id id, std::function<void(int64_t)> hook) {
+void on_change(Id id, std::string reader, std::function<void(int64_t)> hook) {
   bool ready;
   {
     std::lock_guard<std::mutex> lock(hooks().mutex);
     hooks().by_flag[static_cast<int>(id)].push_back(hook);
+    hooks().readers[static_cast<int>(id)].push_back(std::move(reader));
     ready = hooks().table_ready;
   }
   if (ready) hook(global_raw(id));  // else the table announces it when built
+}
+
+void note_read(Id id) {
+  if (tls.log != nullptr) tls.log->read_[static_cast<std::size_t>(id)] = true;
+}
+
+std::vector<std::string> change_readers(Id id) {
+  std::lock_guard<std::mutex> lock(hooks().mutex);
+  return hooks().readers[static_cast<int>(id)];
+}
+
+ReadLog::ReadLog() : outer_(tls.log), read_(kCount, false) { tls.log = this; }
+ReadLog::~ReadLog() { tls.log = outer_; }
+void ReadLog::clear() { read_.assign(kCount, false); }
+std::vector<Id> ReadLog::ids() const {
+  std::vector<Id> out;
+  for (int i = 0; i < kCount; ++i)
+    if (read_[static_cast<std::size_t>(i)]) out.push_back(static_cast<Id>(i));
+  return out;
 }
 
 struct Scope::Saved {

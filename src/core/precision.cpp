@@ -40,13 +40,33 @@ Id node(Backend b, Op op) {
   return Id::generic_fp32_precision;
 }
 
+namespace {
+// Whether a node still holds its table default: never set (API, env) and
+// not overridden by a scope on this thread.
+bool at_default(Id id) { return flags::source(id) == flags::Source::Default && !flags::scoped(id); }
+}  // namespace
+
 Precision resolved(Backend b, Op op) {
   auto get = [](Id id) { return static_cast<Precision>(flags::get_raw(id)); };
-  Precision p = get(node(b, op));
+  const Id leaf = node(b, op);
+  Precision p = get(leaf);
+  // A default other than "none" (cuDNN conv / rnn: tf32) is only a fallback:
+  // the node inherits like "none", and answers its default when nothing
+  // above it is set either.
+  const bool fallback = p != Precision::none && at_default(leaf);
+  if (fallback) p = Precision::none;
   if (p == Precision::none && op != Op::all) p = get(node(b, Op::all));
   if (p == Precision::none && b != Backend::generic) p = get(Id::generic_fp32_precision);
+  if (p == Precision::none && fallback) p = get(leaf);
   if (b == Backend::cuda && p == Precision::bf16) p = Precision::none;
   return p;
+}
+
+std::vector<Id> path(Backend b, Op op) {
+  std::vector<Id> ids{node(b, op)};
+  if (op != Op::all) ids.push_back(node(b, Op::all));
+  if (b != Backend::generic) ids.push_back(Id::generic_fp32_precision);
+  return ids;
 }
 
 std::optional<Precision> resolved(Id id) {

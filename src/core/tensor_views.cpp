@@ -2,6 +2,7 @@
 // a non-contiguous tensor excepted) (Note [Tensor storage and views]).
 
 #include <limits>
+#include <algorithm>
 
 #include "backplane/error.h"
 #include "backplane/tensor.h"
@@ -76,6 +77,40 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
   out.offset_ = offset_ + i * strides_[d];
   out.shape_.erase(out.shape_.begin() + d);
   out.strides_.erase(out.strides_.begin() + d);
+  return out;
+}
+
+Tensor Tensor::expand(const Shape& shape) const {
+  check_defined("Tensor.expand");
+  const std::size_t n = shape.size(), have = shape_.size();
+  bool ok = have <= n;
+  Shape strides(n, 0);
+  for (std::size_t i = 0; ok && i < have; ++i) {
+    const int64_t size = shape_[i], want = shape[n - have + i];
+    ok = size == want || size == 1;
+    strides[n - have + i] = size == want ? strides_[i] : 0;
+  }
+  if (!ok)
+    throw_bad_value("Tensor.expand", detail::shape_str(shape_) + " to " + detail::shape_str(shape),
+                    "a target shape this shape broadcasts to (each dim equal, or 1)");
+  return from_storage(storage_, shape, strides, offset_, dtype_);
+}
+
+Shape broadcast_shapes(const std::string& subject, const std::vector<std::pair<std::string, Shape>>& shapes,
+                       const std::string& what) {
+  std::size_t n = 0;
+  for (const auto& s : shapes) n = std::max(n, s.second.size());
+  Shape out(n, 1);
+  for (const auto& [name, s] : shapes)
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[n - s.size() + i];
+      if (s[i] != 1 && o != 1 && s[i] != o) {
+        std::string got;
+        for (const auto& [nm, sh] : shapes) got += (got.empty() ? "" : ", ") + nm + " " + detail::shape_str(sh);
+        throw_bad_value(subject, got, what + " that broadcast (each dim equal, or 1)");
+      }
+      if (s[i] != 1) o = s[i];
+    }
   return out;
 }
 

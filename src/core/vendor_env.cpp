@@ -30,6 +30,13 @@ std::optional<int64_t> parse_truthy_ck(const char* n, std::string_view t) {
   return truthy_to(n, t, static_cast<int64_t>(RocmFABackend::Ck));
 }
 
+const char* vendor_env_alias(const char* name) {
+  const std::string_view n = name;
+  if (n == "TORCH_BLAS_PREFER_CUBLASLT") return "TORCH_BLAS_PREFER_HIPBLASLT";
+  if (n == "TORCH_LINALG_PREFER_CUSOLVER") return "TORCH_LINALG_PREFER_HIPSOLVER";
+  return nullptr;
+}
+
 std::optional<int64_t> cublas_workspace_config_bytes(std::string_view text) {
   // Scan for ":<int>:<int>" groups; anything between groups is ignored, as
   // cuBLAS does. Every product and sum is checked: a total past int64 is
@@ -94,7 +101,9 @@ std::optional<int64_t> parse_cublaslt_workspace_kib(const char* name, std::strin
 }
 
 std::optional<int64_t> parse_aten_cpu_capability(const char* name, std::string_view text) {
-  const std::string t = env::lower(text);
+  // Exact, lower-case spellings only, as PyTorch reads ATEN_CPU_CAPABILITY:
+  // "AVX2" warns and auto-detects there too.
+  const std::string_view t = text;
   if (t == "default") return static_cast<int64_t>(CpuCapabilityCap::Default);
   if (t == "avx2") return static_cast<int64_t>(CpuCapabilityCap::Avx2);
   if (t == "avx512") return static_cast<int64_t>(CpuCapabilityCap::Avx512);

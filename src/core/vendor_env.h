@@ -22,8 +22,12 @@ std::optional<int64_t> parse_truthy_ck(const char* name, std::string_view text);
 std::optional<int64_t> parse_cublas_workspace_config(const char* name, std::string_view text);
 // An integer number of KiB, in bytes (INT64_MAX when that overflows).
 std::optional<int64_t> parse_cublaslt_workspace_kib(const char* name, std::string_view text);
-// "default", "avx2", "avx512"; anything else warns and auto-detects.
+// "default", "avx2", "avx512" (exact case); anything else warns and auto-detects.
 std::optional<int64_t> parse_aten_cpu_capability(const char* name, std::string_view text);
+
+// The ROCm spelling PyTorch also reads for a vendor env var
+// (TORCH_BLAS_PREFER_CUBLASLT -> TORCH_BLAS_PREFER_HIPBLASLT), or nullptr.
+const char* vendor_env_alias(const char* name);
 
 // Bytes of a CUBLAS_WORKSPACE_CONFIG string, nullopt when it has no group,
 // INT64_MAX when the sum overflows.

@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include <exception>
+
 #include "core/cuda_api.h"
+#include "fills.h"
 
 #ifdef BP_CUDA_HAVE_CUBLAS
 #include <cublas_v2.h>
@@ -177,6 +180,16 @@ int copy(void* dst, const void* src, size_t bytes, int kind, char* err, size_t l
   return e == cudaSuccess ? 0 : fail(e, err, len);
 }
 
+int register_implementations(char* err, size_t len) {
+  try {
+    bp::cuda_impl::register_implementations();
+    return 0;
+  } catch (const std::exception& e) {
+    put(err, len, e.what());
+    return -1;
+  }
+}
+
 }  // namespace
 
 int bp_cuda_selftest(char* err, size_t errlen);  // selftest.cu
@@ -185,7 +198,7 @@ extern "C" __attribute__((visibility("default"))) const BpCudaApi* bp_cuda_api(v
   static const BpCudaApi api = {
       BP_CUDA_ABI_VERSION, device_count, device_name,   device_capability, runtime_version,
       driver_version,      library_version, malloc_device, free_device,    copy,
-      bp_cuda_selftest,    compiled_library_version,
+      bp_cuda_selftest,    compiled_library_version, register_implementations,
   };
   return &api;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // What cublas:gemm and cublaslt:gemm share: per-thread library handles, the
-// CUDA data type of a GemmDtype, and alpha/beta in the compute type's scale type.
+// CUDA data type of a DType, and alpha/beta in the compute type's scale type.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -26,12 +26,12 @@ Handle per_thread_handle(int device, Create create) {
   return h;
 }
 
-inline cudaDataType cuda_data_type(GemmDtype d) {
+inline cudaDataType cuda_data_type(DType d) {
   switch (d) {
-    case GemmDtype::f32: return CUDA_R_32F;
-    case GemmDtype::f64: return CUDA_R_64F;
-    case GemmDtype::f16: return CUDA_R_16F;
-    case GemmDtype::bf16: return CUDA_R_16BF;
+    case DType::f32: return CUDA_R_32F;
+    case DType::f64: return CUDA_R_64F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
   }
   return CUDA_R_32F;
 }

@@ -28,7 +28,7 @@ void gemm_cublas(const GemmArgs& g) {
   const GemmKnobs knobs = read_gemm_knobs(g.dtype);
   if (knobs.disallow_split_k) {
     throw Error(ErrorKind::Runtime,
-                std::string("backplane.backends.cuda.matmul.allow_") + (g.dtype == GemmDtype::f16 ? "fp16" : "bf16") +
+                std::string("backplane.backends.cuda.matmul.allow_") + (g.dtype == DType::f16 ? "fp16" : "bf16") +
                     "_reduced_precision_reduction = (False, False) requires the cuBLASLt backend "
                     "(preferred_blas_library('cublaslt'))",
                 "cublas:gemm", "(False, False)", "the cuBLASLt backend");
@@ -49,8 +49,8 @@ void gemm_cublas(const GemmArgs& g) {
   check_cublas(cublasSetMathMode(h, static_cast<cublasMath_t>(math)), "cublasSetMathMode");
 
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-  if (g.dtype == GemmDtype::f64) compute = CUBLAS_COMPUTE_64F;
-  if (g.dtype == GemmDtype::f32 && knobs.tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  if (g.dtype == DType::f64) compute = CUBLAS_COMPUTE_64F;
+  if (g.dtype == DType::f32 && knobs.tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   if (knobs.fp16_accumulation) compute = CUBLAS_COMPUTE_16F;
 
   const GemmScalars scalars(g, compute == CUBLAS_COMPUTE_64F   ? CUDA_R_64F

@@ -64,10 +64,10 @@ void gemm_cublaslt(const GemmArgs& g) {
 
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cudaDataType scale = CUDA_R_32F;
-  if (g.dtype == GemmDtype::f64) {
+  if (g.dtype == DType::f64) {
     compute = CUBLAS_COMPUTE_64F;
     scale = CUDA_R_64F;
-  } else if (g.dtype == GemmDtype::f32 && knobs.tf32) {
+  } else if (g.dtype == DType::f32 && knobs.tf32) {
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   } else if (knobs.fp16_accumulation) {
     compute = CUBLAS_COMPUTE_16F;
@@ -117,7 +117,7 @@ void gemm_cublaslt(const GemmArgs& g) {
                                               c_layout.get(), raw_pref, 1, &result, &found),
                "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) {
-    throw_runtime("cublaslt:gemm", std::string("cuBLASLt has no algorithm for this ") + gemm_dtype_name(g.dtype) +
+    throw_runtime("cublaslt:gemm", std::string("cuBLASLt has no algorithm for this ") + dtype_name(g.dtype) +
                                        " GEMM with the current knobs and a workspace of " +
                                        std::to_string(ws.bytes) + " bytes");
   }

@@ -1,6 +1,6 @@
 // cudnn:sdpa: scaled-dot-product attention through cuDNN's graph API, built
 // with the header-only cuDNN C++ frontend (PyPI nvidia-cudnn-frontend, found
-// at configure time). Added to the sdpa op when backplane_cuda loads.
+// at configure time): the run function of the sdpa op's cudnn:sdpa slot.
 //
 // Its checks are PyTorch's can_use_cudnn_attention (ops/sdpa/checks_cuda.h),
 // plus one that only cuDNN can answer: whether a graph for this problem
@@ -18,7 +18,8 @@
 // scalars; cuDNN's own Philox numbering, so not the math path's mask).
 
 #include "backplane/dispatch.h"
-#include "ops/sdpa/impl_list.h"
+#include "fills.h"
+#include "ops/sdpa/impls.h"
 
 #if BP_CUDA_HAVE_CUDNN_FRONTEND
 
@@ -219,32 +220,24 @@ void run(const Params& p) {
     throw_runtime(kName, std::string(kName) + ": cuDNN execute failed: " + status.get_message());
 }
 
-const bool registered = [] {
-  std::vector<dispatch::Check<Params>> list = ops::sdpa::cuda_checks::cudnn_checks();
-  list.push_back(dispatch::Check<Params>{"cudnn_support", cudnn_support});
-  dispatch::Properties props;
-  props.device = DeviceType::cuda;
-  props.deterministic = false;
-  props.workspace = "cuDNN's workspace for the graph (its own buffer per thread)";
-  ops::sdpa::sdpa_op().add(std::make_unique<dispatch::Impl<Params>>(kName, "cudnn", props, std::move(list), run),
-                           dispatch::Position::before_reference);
-  return true;
-}();
-
 }  // namespace
+
+void fill_sdpa_cudnn() {
+  std::vector<dispatch::Check<Params>> extra;
+  extra.push_back(dispatch::Check<Params>{"cudnn_support", cudnn_support});
+  dispatch::fill<Params>(ops::sdpa::sdpa_op(), kName, run, std::move(extra));
+}
+
 }  // namespace bp::cuda_impl
 
-#else  // no frontend headers: list it as not built, saying what is missing
+#else  // no frontend headers: the slot says what is missing
 
-namespace {
-const bool registered = [] {
-  bp::ops::sdpa::sdpa_op().add(
-      bp::dispatch::not_built("cudnn:sdpa", "cudnn",
-                              "the cuDNN frontend headers (PyPI nvidia-cudnn-frontend) were not found at configure "
-                              "time (BACKPLANE_CUDNN_FRONTEND_DIR)"),
-      bp::dispatch::Position::before_reference);
-  return true;
-}();
-}  // namespace
+namespace bp::cuda_impl {
+void fill_sdpa_cudnn() {
+  dispatch::fill_not_built(ops::sdpa::sdpa_op(), "cudnn:sdpa",
+                           "the cuDNN frontend headers (PyPI nvidia-cudnn-frontend) were not found at configure "
+                           "time (BACKPLANE_CUDNN_FRONTEND_DIR)");
+}
+}  // namespace bp::cuda_impl
 
 #endif

@@ -1,5 +1,6 @@
 // math:cuda: the math composition of SDPA (ops/sdpa/math_composition.h) on
-// CUDA tensors, added to the sdpa op when backplane_cuda loads. Its GEMMs go
+// CUDA tensors: the run function of the sdpa op's math:cuda slot (its checks
+// live in ops/sdpa/checks_cuda.cpp). Its GEMMs go
 // through the matmul op (cublas:gemm or cublaslt:gemm, governed by the
 // cuda.matmul knobs, as PyTorch's math path is); the softmax and the dtype
 // casts are kernels of sdpa_math_kernels.cu. It accepts every valid CUDA
@@ -14,7 +15,8 @@
 #include "backplane/runtime.h"
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/checks_cuda.h"
-#include "ops/sdpa/impl_list.h"
+#include "fills.h"
+#include "ops/sdpa/impls.h"
 #include "ops/sdpa/math_composition.h"
 #include "gemm_args.h"
 #include "sdpa_math_kernels.h"
@@ -22,25 +24,21 @@
 namespace bp::cuda_impl {
 namespace {
 
-using dispatch::Reasons;
 using ops::sdpa::Params;
 constexpr const char* kName = "math:cuda";
 
 StridedView view_of(const Tensor& t) {
   StridedView v{};
   v.data = const_cast<void*>(t.data());
-  v.type = gemm_dtype(t.dtype());
+  v.type = t.dtype();
   v.ndim = static_cast<int>(t.ndim());
   for (int d = 0; d < v.ndim; ++d) v.sizes[d] = t.size(d), v.strides[d] = t.stride(d);
   return v;
 }
 
-// The kernels' fixed-size dim arrays bound the views: [ext..., rows, cols].
-bool view_dims(const Params& p, Reasons& r) {
-  const auto ext = static_cast<int>(p.ext_shape.size());
-  return ext + 2 <= kMaxViewDims ||
-         r.fail("at most " + std::to_string(kMaxViewDims - 2) + " batch dims", std::to_string(ext));
-}
+// The kernels' fixed-size dim arrays bound the views: math:cuda's "dims"
+// check (ops/sdpa/checks_cuda.h) keeps problems within them.
+static_assert(kMaxViewDims == ops::sdpa::cuda_checks::kMathCudaMaxViewDims);
 
 void cast_into(Tensor& dst, const Tensor& src) {
   try {
@@ -95,23 +93,8 @@ void run(const Params& p) {
   ops::sdpa::run_math_composition(ready, steps);
 }
 
-const bool registered = [] {
-  using C = dispatch::Check<Params>;
-  std::vector<C> list;  // pushed one by one: GCC 12 trips over braced lists of Checks
-  list.push_back(C{"device", ops::sdpa::cuda_checks::cuda_device});
-  list.push_back(C{"enabled", ops::sdpa::checks::math_enabled, {flags::Id::cuda_math_sdp_enabled}});
-  list.push_back(C{"dims", view_dims});
-  dispatch::Properties props;
-  props.device = DeviceType::cuda;
-  props.deterministic = true;
-  props.reduced = dispatch::kTf32;  // its fp32 GEMMs follow cuda.matmul.fp32_precision
-  props.workspace = "the L x S scores of every batch entry";
-  ops::sdpa::sdpa_op().add(
-      std::make_unique<dispatch::Impl<Params>>(kName, "cuda", props, std::move(list), run,
-                                               std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed}),
-      dispatch::Position::before_reference);
-  return true;
-}();
-
 }  // namespace
+
+void fill_sdpa_math() { dispatch::fill<Params>(ops::sdpa::sdpa_op(), kName, run); }
+
 }  // namespace bp::cuda_impl

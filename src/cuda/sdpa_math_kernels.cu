@@ -63,12 +63,12 @@ __global__ void cast_kernel(D* dst, const S* src, Dims dims, int64_t n) {
 }
 
 template <class F>
-void with_type(GemmDtype t, F&& f) {
+void with_type(DType t, F&& f) {
   switch (t) {
-    case GemmDtype::f32: f(static_cast<float*>(nullptr)); break;
-    case GemmDtype::f64: f(static_cast<double*>(nullptr)); break;
-    case GemmDtype::f16: f(static_cast<__half*>(nullptr)); break;
-    case GemmDtype::bf16: f(static_cast<__nv_bfloat16*>(nullptr)); break;
+    case DType::f32: f(static_cast<float*>(nullptr)); break;
+    case DType::f64: f(static_cast<double*>(nullptr)); break;
+    case DType::f16: f(static_cast<__half*>(nullptr)); break;
+    case DType::bf16: f(static_cast<__nv_bfloat16*>(nullptr)); break;
   }
 }
 

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "backends/cuda/blas_gemm.h"  // GemmDtype: the four float element types
+#include "backends/cuda/blas_gemm.h"  // GemmMatrix; DType (the four float element types it takes)
 
 namespace bp::cuda_impl {
 
@@ -18,7 +18,7 @@ constexpr int kMaxViewDims = 12;
 
 struct StridedView {
   void* data;
-  GemmDtype type;
+  DType type;
   int ndim;
   int64_t sizes[kMaxViewDims];
   int64_t strides[kMaxViewDims];  // in elements

@@ -1,7 +1,7 @@
 #pragma once
 // Library workspaces on the device: one buffer per (device, thread, user),
 // grown to the size asked for and counted by memory_stats (allocated through
-// bp::allocate_storage). With the unified workspace (the default, spec 4.6)
+// bp::allocate_storage). With the unified workspace (TORCH_CUBLAS_WORKSPACE_CACHE=1, spec 20)
 // cuBLAS and cuBLASLt share the buffer; otherwise each has its own. cuDNN
 // (cudnn:sdpa's graphs) always has its own.
 

@@ -5,6 +5,10 @@
 // header, fields separated by tabs:
 //   op  device  threads  dtype  layout  dims  flags  libraries  winner  time_ms
 //   matmul  cpu  2  f32  0x0  1,64,64,64  cpu.preferred_blas_library=default;...  cpu=?,openblas=0.3.21  builtin:avx512  0.012
+// A tuned detail (Note [Tuned details] in backplane/dispatch.h) is a line
+// whose op field names its implementation too and whose winner field holds
+// the detail:
+//   conv/cudnn:conv  cuda:0  2  f32  0x0  ...  cudnn=91900  engine 7 ...  0.041
 // dims holds at most Problem::kMaxDims numbers (v2: 16; v1 files, whose
 // keys had at most 8, are dropped with one warning and replaced on save).
 // Loaded lines wait as text until their op is defined and looked up, so a
@@ -18,6 +22,7 @@
 
 #include <cstdlib>
 #include <list>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -42,8 +47,9 @@ std::string header() { return kHeaderPrefix + std::to_string(kVersion); }
 
 struct Entry {
   Key key;
-  const Implementation* winner;
+  const Implementation* winner;  // a detail's owner for detail entries
   std::string line;  // the entry as saved (built once, when stored)
+  std::string detail;  // a tuned detail's text (empty for dispatch's winners)
 };
 
 struct Cache {
@@ -96,15 +102,18 @@ std::string layout_hex(uint32_t layout) {
   return o.str();
 }
 
-std::string entry_line(const Key& k, const Implementation& winner, double time_ms) {
+// The op field: the op, and for a tuned detail its owner ("conv/cudnn:conv").
+std::string op_field(const Key& k) { return k.owner ? k.op->name() + "/" + k.owner->name() : k.op->name(); }
+
+std::string entry_line(const Key& k, const std::string& winner, double time_ms) {
   std::ostringstream o;
-  o << k.op->name() << '\t' << k.device.str() << '\t' << k.threads << '\t' << dtype_short_name(k.dtype) << '\t' << layout_hex(k.layout)
+  o << op_field(k) << '\t' << k.device.str() << '\t' << k.threads << '\t' << dtype_short_name(k.dtype) << '\t' << layout_hex(k.layout)
     << '\t' << join_dims(k) << '\t' << flags_text(*k.op, k) << '\t' << k.op->library_versions(k.device.type)
-    << '\t' << winner.name() << '\t' << time_ms;
+    << '\t' << winner << '\t' << time_ms;
   return o.str();
 }
 
-void insert(Cache& c, const Key& key, const Implementation& winner, std::string line) {
+void insert(Cache& c, const Key& key, const Implementation& winner, std::string line, std::string detail = {}) {
   const int64_t max = limit();
   if (max == 0) return;  // caching disabled
   auto it = c.index.find(key);
@@ -112,19 +121,25 @@ void insert(Cache& c, const Key& key, const Implementation& winner, std::string 
     c.lru.erase(it->second);
     c.index.erase(it);
   }
-  c.lru.push_front(Entry{key, &winner, std::move(line)});
+  c.lru.push_front(Entry{key, &winner, std::move(line), std::move(detail)});
   c.index.emplace(key, c.lru.begin());
   trim(c, max);
 }
 
 // Parses one saved line into a key for `op`; false when it belongs to
 // another op, other library versions or other flags (stale, skipped).
-bool parse_line(const std::string& line, const Op& op, Key& key, const Implementation*& winner) {
+bool parse_line(const std::string& line, const Op& op, Key& key, const Implementation*& winner, std::string& detail) {
   const auto f = split(line, '\t');
   if (f.size() != kFields) throw_bad_value("autotune_cache.load", line, "10 tab-separated fields (see autotune_cache.cpp)");
-  if (f[0] != op.name()) return false;
+  const Implementation* owner = nullptr;
+  if (f[0] != op.name()) {  // a tuned detail: "<op>/<implementation>"
+    if (f[0].compare(0, op.name().size() + 1, op.name() + "/") != 0) return false;
+    owner = op.find(std::string_view(f[0]).substr(op.name().size() + 1));
+    if (owner == nullptr) return false;
+  }
   key = Key{};
   key.op = &op;
+  key.owner = owner;
   key.device = parse_device(f[1]);
   key.threads = std::stoi(f[2]);
   key.dtype = parse_dtype(f[3]);
@@ -145,25 +160,57 @@ bool parse_line(const std::string& line, const Op& op, Key& key, const Implement
     if (eq == std::string::npos || pairs[i].substr(0, eq) != flags::row(ids[i]).path()) return false;
     key.flag_values[i] = flags::parse(ids[i], pairs[i].substr(eq + 1));
   }
+  if (owner) {
+    winner = owner;
+    detail = f[8];
+    return true;
+  }
   winner = op.find(f[8]);
   return winner != nullptr;
 }
 
-void adopt_pending(Cache& c, const Op& op) {
+// Whether a saved line belongs to `op` (its winners or tuned details).
+bool line_of(const std::string& line, const Op& op) {
+  return line.compare(0, op.name().size() + 1, op.name() + "\t") == 0 ||
+         line.compare(0, op.name().size() + 1, op.name() + "/") == 0;
+}
+
+// The device type a saved line is for (its second field).
+std::optional<DeviceType> line_device(const std::string& line) {
+  const auto f = split(line, '\t');
+  if (f.size() < 2) return std::nullopt;
+  try {
+    return parse_device(f[1]).type;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Takes the pending lines of `op` for problems on `device`. Lines of another
+// device type wait for a lookup on that device: parsing one reads that
+// device's library versions, which for CUDA means loading backplane_cuda,
+// which must never happen under the cache's lock (loading fills slots, and
+// filling clears cache entries).
+void adopt_pending(Cache& c, const Op& op, DeviceType device) {
   if (c.pending.empty()) return;
   std::vector<std::string> rest;
   for (std::string& line : c.pending) {
+    if (line_device(line) != device && line_device(line).has_value()) {
+      rest.push_back(std::move(line));
+      continue;
+    }
     Key key;
     const Implementation* winner = nullptr;
+    std::string detail;
     bool taken = false;
     try {
-      taken = parse_line(line, op, key, winner);
+      taken = parse_line(line, op, key, winner, detail);
     } catch (const std::exception&) {
       taken = false;  // checked at load; a flag table change makes it stale
     }
     if (taken) {
-      insert(c, key, *winner, line);
-    } else if (line.compare(0, op.name().size() + 1, op.name() + "\t") != 0) {
+      insert(c, key, *winner, line, std::move(detail));
+    } else if (!line_of(line, op)) {
       rest.push_back(std::move(line));  // another op's: keep waiting
     }
   }
@@ -293,7 +340,7 @@ const bool env_file_connected = [] {
 }();
 
 const bool max_size_connected = [] {
-  flags::on_change(flags::Id::generic_autotune_cache_max_size, [](int64_t max) {
+  flags::on_change(flags::Id::generic_autotune_cache_max_size, "the autotune cache (trims to the new size)", [](int64_t max) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     trim(c, max);
@@ -337,7 +384,7 @@ const Implementation* cache_lookup(const Key& key) {
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.index.find(key);
   if (it == c.index.end()) {
-    adopt_pending(c, *key.op);
+    adopt_pending(c, *key.op, key.device.type);
     it = c.index.find(key);
     if (it == c.index.end()) return nullptr;
   }
@@ -346,10 +393,34 @@ const Implementation* cache_lookup(const Key& key) {
 }
 
 void cache_store(const Key& key, const Implementation& winner, double time_ms) {
-  std::string line = entry_line(key, winner, time_ms);
+  std::string line = entry_line(key, winner.name(), time_ms);
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   insert(c, key, winner, std::move(line));
+}
+
+std::optional<std::string> cache_lookup_detail(const Key& key) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.index.find(key);
+  if (it == c.index.end()) {
+    adopt_pending(c, *key.op, key.device.type);
+    it = c.index.find(key);
+    if (it == c.index.end()) return std::nullopt;
+  }
+  if (it->second != c.lru.begin()) c.lru.splice(c.lru.begin(), c.lru, it->second);
+  return it->second->detail;
+}
+
+void cache_store_detail(const Key& key, const std::string& detail, double time_ms) {
+  // One line per entry, tab-separated: a detail holds neither.
+  std::string text = detail;
+  for (char& ch : text)
+    if (ch == '\t' || ch == '\n' || ch == '\r') ch = ' ';
+  std::string line = entry_line(key, text, time_ms);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  insert(c, key, *key.owner, std::move(line), std::move(text));
 }
 
 void forget_op(const Op& op, DeviceType device) {
@@ -366,6 +437,20 @@ void forget_op(const Op& op, DeviceType device) {
 }
 
 }  // namespace detail
+
+std::optional<std::string> tuned_detail(const Op& op, const Problem& problem, const Implementation& impl) {
+  detail::Key key = detail::make_key(op, problem, ~0ull);
+  key.owner = &impl;
+  return detail::cache_lookup_detail(key);
+}
+
+void store_tuned_detail(const Op& op, const Problem& problem, const Implementation& impl, const std::string& text,
+                        double time_ms) {
+  if (text.empty()) throw_bad_value("store_tuned_detail", "an empty detail", "a non-empty detail");
+  detail::Key key = detail::make_key(op, problem, ~0ull);
+  key.owner = &impl;
+  detail::cache_store_detail(key, text, time_ms);
+}
 
 namespace autotune_cache {
 
@@ -410,7 +495,7 @@ int64_t load(const std::string& path) {
   std::lock_guard<std::mutex> lock(c.mutex);
   const std::size_t before = c.lru.size() + c.pending.size();
   c.pending.insert(c.pending.end(), lines.begin(), lines.end());
-  for (const std::string& name : op_names()) detail::adopt_pending(c, get_op(name));
+  for (const std::string& name : op_names()) detail::adopt_pending(c, get_op(name), DeviceType::cpu);
   return static_cast<int64_t>(c.lru.size() + c.pending.size()) - static_cast<int64_t>(before);
 }
 

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "backplane/dispatch.h"
 
 namespace bp::dispatch::detail {
 
-inline constexpr int kMaxKeyFlags = 24;
+inline constexpr int kMaxKeyFlags = 32;
 
 struct Key {
   const Op* op = nullptr;
@@ -19,13 +21,20 @@ struct Key {
   uint32_t layout = 0;
   int threads = 1;  // bp::get_num_threads(): the fastest implementation depends on it
   int ndims = 0;
-  int64_t dims[Problem::kMaxDims] = {};
+  // Only the first ndims / nflags entries are meaningful (compared, hashed,
+  // saved); the rest stay uninitialised, so making a key costs no memset of
+  // its ~400 bytes on every autotuned selection.
+  int64_t dims[Problem::kMaxDims];
   uint64_t allowed = ~0ull;  // the implementations(...) restriction in force
   int nflags = 0;
-  int64_t flag_values[kMaxKeyFlags] = {};
+  int64_t flag_values[kMaxKeyFlags];
+  // Null for dispatch's winners; the implementation whose own tuned detail
+  // the entry holds otherwise (Note [Tuned details] in backplane/dispatch.h).
+  const Implementation* owner = nullptr;
 
   bool operator==(const Key& o) const {
-    return op == o.op && device == o.device && dtype == o.dtype && layout == o.layout && threads == o.threads &&
+    return op == o.op && owner == o.owner && device == o.device && dtype == o.dtype && layout == o.layout &&
+           threads == o.threads &&
            ndims == o.ndims &&
            allowed == o.allowed && nflags == o.nflags &&
            std::memcmp(dims, o.dims, sizeof(int64_t) * ndims) == 0 &&
@@ -43,6 +52,9 @@ Key make_key(const Op& op, const Problem& problem, uint64_t allowed);
 // a file for this op (they wait until their op is defined).
 const Implementation* cache_lookup(const Key& key);
 void cache_store(const Key& key, const Implementation& winner, double time_ms);
+// The tuned detail stored for `key` (whose owner is set), or nullopt.
+std::optional<std::string> cache_lookup_detail(const Key& key);
+void cache_store_detail(const Key& key, const std::string& detail, double time_ms);
 // Drops every entry of `op` for problems on `device` (its list changed).
 void forget_op(const Op& op, DeviceType device);
 

@@ -15,13 +15,15 @@ std::string_view Implementation::library() const {
 }
 
 const Availability& Implementation::availability() const {
+  if (availability_ready_.load(std::memory_order_acquire)) return availability_;
   std::call_once(availability_once_, [this] {
     if (auto own = availability_override()) {
       availability_ = *own;
-      return;
+    } else {
+      const backends::BackendInfo info = backends::backend_info(backend_);
+      availability_ = Availability{info.built, info.available, info.reason};
     }
-    const backends::BackendInfo info = backends::backend_info(backend_);
-    availability_ = Availability{info.built, info.available, info.reason};
+    availability_ready_.store(true, std::memory_order_release);
   });
   return availability_;
 }

@@ -12,10 +12,15 @@
 
 namespace bp::dispatch {
 
+// A published list. Immutable but for the answers computed on first use:
+// the key flags (they may name ops defined after this one, through
+// Properties::calls) and the library versions.
 struct Op::List {
   std::vector<const Implementation*> impls;
-  std::vector<flags::Id> key_flags[2];  // per device type (index: DeviceType)
-  mutable std::once_flag versions_once;
+  mutable std::once_flag key_flags_once;
+  mutable std::atomic<bool> key_flags_ready{false};  // checked first: call_once costs tens of ns even when done
+  mutable std::vector<flags::Id> key_flags[2];  // per device type (index: DeviceType)
+  mutable std::once_flag versions_once[2];  // per device: a CPU answer never loads the CUDA library
   mutable std::string versions[2];
 };
 
@@ -39,8 +44,11 @@ std::vector<flags::Id> collect_key_flags(const OpConfig& config, const std::vect
   add(flags::Id::generic_deterministic_algorithms);  // read by select() itself
   add(flags::Id::generic_deterministic_algorithms_warn_only);
   for (const Implementation* impl : impls)
-    if (impl->properties().device == device)
+    if (impl->properties().device == device) {
       for (flags::Id id : impl->flags_read()) add(id);
+      for (const std::string& callee : impl->properties().calls)
+        for (flags::Id id : get_op(callee).key_flags(device)) add(id);
+    }
   if (ids.size() > static_cast<std::size_t>(detail::kMaxKeyFlags))
     throw_runtime(config.name, "op " + config.name + " reads " + std::to_string(ids.size()) +
                                    " flags; the autotune key holds at most " + std::to_string(detail::kMaxKeyFlags));
@@ -49,7 +57,74 @@ std::vector<flags::Id> collect_key_flags(const OpConfig& config, const std::vect
 
 }  // namespace
 
-Op::Op(OpConfig config) : config_(std::move(config)), list_(new List{}) {}
+Op::Op(OpConfig config) : config_(std::move(config)), list_(new List{}) {
+  if (config_.signature.size() > static_cast<std::size_t>(Problem::kMaxDims))
+    throw_bad_value(config_.name + " signature", std::to_string(config_.signature.size()) + " dims",
+                    "at most " + std::to_string(Problem::kMaxDims));
+  for (const std::string& d : config_.signature) dim_names_.push_back(d.c_str());
+}
+
+Problem Op::problem(Device device, DType dtype, uint32_t layout, std::initializer_list<int64_t> dims) const {
+  if (dims.size() != config_.signature.size())
+    throw_runtime(config_.name, config_.name + ": a problem with " + std::to_string(dims.size()) +
+                                    " dims, but its signature has " + std::to_string(config_.signature.size()));
+  Problem p;
+  p.device = device;
+  p.dtype = dtype;
+  p.layout = layout;
+  p.ndims = static_cast<int>(dims.size());
+  std::copy(dims.begin(), dims.end(), p.dims);
+  p.dim_names = dim_names_.data();
+  p.flops = config_.flops ? config_.flops(p.dims) : 0.0;
+  return p;
+}
+
+void Op::publish(List* next, DeviceType changed) {
+  list_.store(next, std::memory_order_release);  // the old list stays valid for readers (never freed)
+  detail::forget_op(*this, changed);
+}
+
+namespace {
+// Implementations live as long as the process (published lists point at them).
+Implementation* keep(std::unique_ptr<Implementation> impl) {
+  static std::mutex mutex;
+  static std::vector<std::unique_ptr<Implementation>> owned;
+  std::lock_guard<std::mutex> lock(mutex);
+  owned.push_back(std::move(impl));
+  return owned.back().get();
+}
+}  // namespace
+
+void Op::replace_slot(std::string_view name,
+                      const std::function<std::unique_ptr<Implementation>(const Implementation& slot)>& make) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const List* old = list_.load(std::memory_order_acquire);
+  auto at = std::find_if(old->impls.begin(), old->impls.end(),
+                         [&](const Implementation* i) { return i->name() == name && i->is_slot(); });
+  if (at == old->impls.end()) {
+    std::string slots;
+    for (const Implementation* i : old->impls)
+      if (i->is_slot()) slots += (slots.empty() ? "" : ", ") + i->name();
+    throw_bad_value(config_.name + " slot", std::string(name), "an unfilled slot of " + config_.name + ": " +
+                                                                  (slots.empty() ? "(none)" : slots));
+  }
+  std::unique_ptr<Implementation> made = make(**at);
+  if (made->name() != (*at)->name())
+    throw_bad_value(config_.name + " slot " + std::string(name), made->name(), "an entry of the slot's own name");
+  made->id_ = (*at)->id();
+  const DeviceType device = made->properties().device;
+  auto* next = new List{};
+  next->impls = old->impls;
+  next->impls[static_cast<std::size_t>(at - old->impls.begin())] = keep(std::move(made));
+  publish(next, device);
+}
+
+void fill_not_built(Op& op, std::string_view name, std::string why) {
+  op.replace_slot(name, [&](const Implementation& slot) {
+    auto entry = not_built(slot.name(), slot.backend(), why);
+    return entry;
+  });
+}
 
 Implementation& Op::add(std::unique_ptr<Implementation> impl, Position where) {
   const std::string& name = impl->name();
@@ -61,24 +136,34 @@ Implementation& Op::add(std::unique_ptr<Implementation> impl, Position where) {
   if (old->impls.size() >= 64) throw_runtime(config_.name, "an op holds at most 64 implementations");
   for (const Implementation* i : old->impls)
     if (i->name() == name) throw_bad_value(config_.name + " implementation name", name, "a name not yet registered");
-  static std::mutex owner_mutex;
-  static std::vector<std::unique_ptr<Implementation>> owned;  // implementations live as long as the process
-  Implementation* raw = impl.get();
-  {
-    std::lock_guard<std::mutex> owner_lock(owner_mutex);
-    owned.push_back(std::move(impl));
-  }
-  raw->id_ = static_cast<int>(old->impls.size());
+  // The smallest id not in use: ids index the implementations(...) scope
+  // masks, and entries removed (remove()) give theirs back.
+  uint64_t used = 0;
+  for (const Implementation* i : old->impls) used |= 1ull << i->id();
+  int id = 0;
+  while ((used >> id) & 1) ++id;
+  impl->id_ = id;
+  Implementation* raw = keep(std::move(impl));
   auto* next = new List{};
   next->impls = old->impls;
   auto pos = next->impls.end();
   if (where == Position::before_reference && !next->impls.empty()) pos = std::prev(pos);
+  if (where == Position::front) pos = next->impls.begin();
   next->impls.insert(pos, raw);
-  for (DeviceType d : {DeviceType::cpu, DeviceType::cuda})
-    next->key_flags[static_cast<int>(d)] = collect_key_flags(config_, next->impls, d);
-  list_.store(next, std::memory_order_release);  // `old` stays valid for readers (never freed)
-  detail::forget_op(*this, raw->properties().device);
+  publish(next, raw->properties().device);
   return *raw;
+}
+
+void Op::remove(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const List* old = list_.load(std::memory_order_acquire);
+  auto at = std::find_if(old->impls.begin(), old->impls.end(), [&](const Implementation* i) { return i->name() == name; });
+  if (at == old->impls.end()) throw_bad_value(config_.name + " implementation", std::string(name), "a listed implementation");
+  const DeviceType device = (*at)->properties().device;
+  auto* next = new List{};
+  next->impls = old->impls;
+  next->impls.erase(next->impls.begin() + (at - old->impls.begin()));
+  publish(next, device);  // the removed entry stays alive for readers of the old list
 }
 
 std::span<const Implementation* const> Op::implementations() const {
@@ -94,27 +179,32 @@ const Implementation* Op::find(std::string_view name) const {
 
 std::span<const flags::Id> Op::key_flags(DeviceType device) const {
   const List* l = list_.load(std::memory_order_acquire);
+  if (!l->key_flags_ready.load(std::memory_order_acquire))
+    std::call_once(l->key_flags_once, [&] {
+      for (DeviceType d : {DeviceType::cpu, DeviceType::cuda})
+        l->key_flags[static_cast<int>(d)] = collect_key_flags(config_, l->impls, d);
+      l->key_flags_ready.store(true, std::memory_order_release);
+    });
   const auto& ids = l->key_flags[static_cast<int>(device)];
   return {ids.data(), ids.size()};
 }
 
 const std::string& Op::library_versions(DeviceType device) const {
   const List* l = list_.load(std::memory_order_acquire);
-  std::call_once(l->versions_once, [l] {
-    for (int d = 0; d < 2; ++d) {
-      std::vector<std::string> seen;
-      for (const Implementation* i : l->impls) {
-        if (static_cast<int>(i->properties().device) != d) continue;
-        if (std::find(seen.begin(), seen.end(), i->backend()) != seen.end()) continue;
-        seen.push_back(i->backend());
-        const auto& a = i->availability();
-        std::string v = a.built ? backends::backend_info(i->backend()).version : "not-built";
-        if (!l->versions[d].empty()) l->versions[d] += ",";
-        l->versions[d] += i->backend() + "=" + (v.empty() ? "?" : v);
-      }
+  const int d = static_cast<int>(device);
+  std::call_once(l->versions_once[d], [l, d] {
+    std::vector<std::string> seen;
+    for (const Implementation* i : l->impls) {
+      if (static_cast<int>(i->properties().device) != d) continue;
+      if (std::find(seen.begin(), seen.end(), i->backend()) != seen.end()) continue;
+      seen.push_back(i->backend());
+      const auto& a = i->availability();
+      std::string v = a.built ? backends::backend_info(i->backend()).version : "not-built";
+      if (!l->versions[d].empty()) l->versions[d] += ",";
+      l->versions[d] += i->backend() + "=" + (v.empty() ? "?" : v);
     }
   });
-  return l->versions[static_cast<int>(device)];
+  return l->versions[d];
 }
 
 // ---------------------------------------------------------------- registry
@@ -185,6 +275,40 @@ std::vector<ImplementationInfo> list_implementations(std::string_view op_name) {
     out.push_back(ImplementationInfo{i->name(), std::string(i->library()), i->backend(), a.built, a.available,
                                      a.reason, i->properties(), i->check_names()});
   }
+  return out;
+}
+
+}  // namespace bp::dispatch
+
+namespace bp::dispatch {
+
+std::vector<std::string> flag_readers(flags::Id id) {
+  std::vector<std::string> out;
+  // select() and execute() themselves, for every op.
+  if (id == flags::Id::generic_deterministic_algorithms || id == flags::Id::generic_deterministic_algorithms_warn_only)
+    out.push_back("dispatch (every op: nondeterministic implementations)");
+  if (id == flags::Id::generic_trace) out.push_back("dispatch (every op: trace lines)");
+  for (const std::string& name : op_names()) {
+    const Op& op = get_op(name);
+    const OpConfig& c = op.config();
+    std::vector<std::string> roles;
+    for (int d = 0; d < 2; ++d) {
+      const char* dev = d == 0 ? "cpu" : "cuda";
+      if (c.preferred_library[d] == id) roles.push_back(std::string(dev) + " preferred library");
+      if (c.autotune[d] && c.autotune[d]->enabled == id) roles.push_back(std::string(dev) + " autotuning");
+      if (c.autotune[d] && c.autotune[d]->limit == id) roles.push_back(std::string(dev) + " autotune limit");
+    }
+    if (std::find(c.rank_reads.begin(), c.rank_reads.end(), id) != c.rank_reads.end()) roles.push_back("order");
+    for (const Implementation* impl : op.implementations()) {
+      const auto ids = impl->flags_read();
+      if (std::find(ids.begin(), ids.end(), id) != ids.end()) roles.push_back(impl->name());
+    }
+    if (roles.empty()) continue;
+    std::string text = name + " (";
+    for (std::size_t i = 0; i < roles.size(); ++i) text += (i ? ", " : "") + roles[i];
+    out.push_back(text + ")");
+  }
+  for (const std::string& reader : flags::change_readers(id)) out.push_back(reader);
   return out;
 }
 

@@ -7,7 +7,10 @@
 
 namespace bp::dispatch {
 
-std::string Reason::text() const { return check + ": expected " + expected + ", got " + got; }
+std::string Reason::text() const {
+  if (!expected.empty()) return check + ": expected " + expected + ", got " + got;
+  return check.empty() ? got : check + ": " + got;
+}
 
 bool Reasons::fail(std::string_view expected, std::string_view got) {
   ++failures_;

@@ -120,26 +120,36 @@ Choice decide(const Op& op, const Problem& p, const void* params, Decision* tabl
     }
   }
 
-  // 3. Filter: built, available, in scope, deterministic if asked, checks.
-  // Deterministic mode rejects nondeterministic implementations, unless
-  // warn_only: then they stay acceptable and warn when they run (execute()).
+  // 3. Filter: built, available, in scope, on the problem's device,
+  // deterministic if asked, checks. Deterministic mode rejects
+  // nondeterministic implementations, unless warn_only: then they stay
+  // acceptable and warn when they run (execute()).
   const bool deterministic = flags::get_raw(flags::Id::generic_deterministic_algorithms) != 0 &&
                              flags::get_raw(flags::Id::generic_deterministic_algorithms_warn_only) == 0;
   const Implementation* survivors[64];
   int ns = 0;
   for (int idx = 0; idx < n; ++idx) {
     const Implementation* impl = order[idx];
+    const bool same_device = impl->properties().device == p.device.type;
+    // Selection never looks at another device's entries (their availability
+    // may mean loading a library); explain writes every row down.
+    if (!collect && !same_device) continue;
     const Availability& a = impl->availability();
     Status status = Status::acceptable;
     Reasons reasons(collect);
     if (!a.built || !a.available) {
       status = a.built ? Status::not_available : Status::not_built;
-      reasons.begin_check(a.built ? "available" : "built");
-      reasons.fail(a.built ? "available here" : "built into this build", a.reason);
+      reasons.add(Reason{"", "", a.reason});  // "not available: no usable CUDA device"
     } else if (!((allowed >> impl->id()) & 1)) {
       status = Status::excluded;
-      reasons.begin_check("implementations scope");
-      reasons.fail(collect ? "one of: " + scope_names(op) : std::string(), impl->name());
+      if (collect)
+        reasons.add(Reason{"excluded", "",
+                           "outside this thread's implementations(\"" + op.name() + "\", ...) scope (" +
+                               scope_names(op) + ")"});
+    } else if (!same_device) {
+      status = Status::rejected;
+      reasons.begin_check("device");
+      reasons.fail(std::string(device_type_name(impl->properties().device)) + " tensors", p.device.str());
     } else {
       bool ok = true;
       if (deterministic && !impl->properties().deterministic) {
@@ -159,9 +169,15 @@ Choice decide(const Op& op, const Problem& p, const void* params, Decision* tabl
 
   // 4. Choose.
   Choice choice{survivors[0], preferred && survivors[0]->library() == preferred ? How::preferred : How::first};
-  // The reference (the list's last entry) is the fallback for correctness,
-  // never a contender: it is not timed when anything else survived.
-  if (tune && ns > 1 && survivors[ns - 1] == impls.back()) --ns;
+  // The reference (the list's last entry for the problem's device type: a
+  // list may end with ref:cuda before ref:any) is the fallback for
+  // correctness, never a contender: it is not timed when anything else survived.
+  if (tune && ns > 1) {
+    const Implementation* reference = nullptr;
+    for (const Implementation* i : impls)
+      if (i->properties().device == p.device.type) reference = i;
+    if (survivors[ns - 1] == reference) --ns;
+  }
   if (tune && ns > 1) {
     const int64_t limit = flags::get_raw(tune_flags->limit);
     const int count = limit == 0 ? ns : static_cast<int>(std::min<int64_t>(limit, ns));
@@ -234,6 +250,8 @@ Decision explain(const Op& op, const Problem& problem, const void* params) {
   d.how = c.impl ? how_text(c.how) : "";
   if (op.config().notes)
     for (std::string& n : op.config().notes(problem)) d.notes.push_back(std::move(n));
+  if (op.config().call_notes && params != nullptr)
+    for (std::string& n : op.config().call_notes(problem, params)) d.notes.push_back(std::move(n));
   return d;
 }
 

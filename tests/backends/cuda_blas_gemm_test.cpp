@@ -45,23 +45,23 @@ TEST(BlasOperand, NoUnitStrideNeedsACopy) {
 TEST(GemmKnobs, FollowTheFlags) {
   namespace mm = bp::backends::cuda::matmul;
   using bp::flags::ReducedPrecision;
-  EXPECT_FALSE(read_gemm_knobs(GemmDtype::f32).tf32);
+  EXPECT_FALSE(read_gemm_knobs(bp::DType::f32).tf32);
   {
     mm::flags_guard g({.fp32_precision = bp::flags::Precision::tf32});
-    EXPECT_TRUE(read_gemm_knobs(GemmDtype::f32).tf32);
+    EXPECT_TRUE(read_gemm_knobs(bp::DType::f32).tf32);
   }
   {
     mm::flags_guard g({.allow_fp16_reduced_precision_reduction = ReducedPrecision::no_reduced,
                        .allow_fp16_accumulation = true});
-    const GemmKnobs k = read_gemm_knobs(GemmDtype::f16);
+    const GemmKnobs k = read_gemm_knobs(bp::DType::f16);
     EXPECT_TRUE(k.disallow_reduced);
     EXPECT_FALSE(k.disallow_split_k);
     EXPECT_TRUE(k.fp16_accumulation);
-    EXPECT_FALSE(read_gemm_knobs(GemmDtype::bf16).disallow_reduced);
+    EXPECT_FALSE(read_gemm_knobs(bp::DType::bf16).disallow_reduced);
   }
   {
     mm::flags_guard g({.allow_bf16_reduced_precision_reduction = ReducedPrecision::no_reduced_no_splitk});
-    EXPECT_TRUE(read_gemm_knobs(GemmDtype::bf16).disallow_split_k);
+    EXPECT_TRUE(read_gemm_knobs(bp::DType::bf16).disallow_split_k);
   }
 }
 

@@ -60,19 +60,30 @@ std::vector<int64_t> bad_values(const Row& r) {
 
 bool settable(const Row& r) { return !(r.kind & bp::flags::kEnvOnly); }
 
-// Restores every flag's process-wide value after a test.
+// Restores every flag's process-wide value after a test; a row never set
+// goes back to never set (Note [fp32 precision tree] tells the two apart).
 class FlagsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const Row& r : bp::flags::rows()) saved_.push_back(bp::flags::global_raw(r.id));
+    for (const Row& r : bp::flags::rows()) {
+      saved_.push_back(bp::flags::global_raw(r.id));
+      was_default_.push_back(bp::flags::source(r.id) == bp::flags::Source::Default);
+    }
   }
   void TearDown() override {
     bp::flags::set_frozen(false);
-    for (const Row& r : bp::flags::rows())
-      if (settable(r) && bp::flags::global_raw(r.id) != saved_[static_cast<int>(r.id)])
-        bp::flags::set_raw(r.id, saved_[static_cast<int>(r.id)]);
+    for (const Row& r : bp::flags::rows()) {
+      const int i = static_cast<int>(r.id);
+      if (!settable(r)) continue;
+      if (was_default_[i] && bp::flags::source(r.id) != bp::flags::Source::Default) {
+        bp::flags::reset(r.id);
+      } else if (bp::flags::global_raw(r.id) != saved_[i]) {
+        bp::flags::set_raw(r.id, saved_[i]);
+      }
+    }
   }
   std::vector<int64_t> saved_;
+  std::vector<bool> was_default_;
 };
 
 TEST_F(FlagsTest, EveryRowStartsAtItsDefaultWithoutEnv) {
@@ -185,6 +196,30 @@ TEST_F(FlagsTest, EnvValuesPassTheRowsOwnRules) {
   }
 }
 
+TEST_F(FlagsTest, ResetReturnsARowToItsNeverSetDefault) {
+  const Id id = Id::cudnn_depthwise_kernel;
+  bp::backends::cudnn::set_depthwise_kernel(bp::flags::DepthwiseKernel::Native);
+  EXPECT_EQ(bp::flags::source(id), bp::flags::Source::Api);
+  const uint64_t epoch = bp::flags::epoch();
+  bp::flags::reset(id);
+  EXPECT_EQ(bp::backends::cudnn::depthwise_kernel(), bp::flags::DepthwiseKernel::Auto);
+  EXPECT_EQ(bp::flags::source(id), bp::flags::Source::Default);
+  EXPECT_NE(bp::flags::epoch(), epoch);
+}
+
+TEST_F(FlagsTest, EnumAliasesParseToTheirValueAndArePrintedByName) {
+  // PyTorch's hipblas / hipblaslt spellings of cublas / cublaslt.
+  const Id id = Id::cuda_preferred_blas_library;
+  EXPECT_EQ(bp::flags::parse(id, "hipblaslt"), static_cast<int64_t>(bp::flags::BlasBackend::Cublaslt));
+  EXPECT_EQ(bp::flags::parse(id, "hipblas"), static_cast<int64_t>(bp::flags::BlasBackend::Cublas));
+  EXPECT_EQ(bp::flags::parse(id, "ck"), static_cast<int64_t>(bp::flags::BlasBackend::Ck));
+  EXPECT_EQ(bp::flags::format(id, bp::flags::parse(id, "hipblaslt")), "cublaslt");
+  EXPECT_THROW(bp::flags::parse(id, "rocblas"), bp::Error);
+  EXPECT_NE(bp::flags::allowed_text(id).find("hipblaslt"), std::string::npos);
+  // Other enums have no aliases.
+  EXPECT_THROW(bp::flags::parse(Id::cudnn_depthwise_kernel, "hipblas"), bp::Error);
+}
+
 TEST_F(FlagsTest, EnvOnlyFlagsAreReadOnly) {
   try {
     bp::flags::set_raw(Id::cpu_capability, 1);
@@ -264,9 +299,11 @@ TEST_F(FlagsTest, ScopesAreThreadLocal) {
 }
 
 TEST_F(FlagsTest, ProcessWideChangesMoveTheEpochAndCallHooks) {
-  int64_t seen = -1;
-  int calls = 0;
-  bp::flags::on_change(Id::miopen_immediate, [&](int64_t v) {
+  // Hooks stay registered for the life of the process (the fixture's reset
+  // calls them after this test): they may only capture what outlives it.
+  static int64_t seen = -1;
+  static int calls = 0;
+  bp::flags::on_change(Id::miopen_immediate, "the flags test", [](int64_t v) {
     seen = v;
     ++calls;
   });

@@ -13,16 +13,15 @@ using bp::precision::Backend;
 using bp::precision::Op;
 namespace pr = bp::precision;
 
-// Restores the precision nodes after each test.
+// Returns every precision node to its table default (as never set) after each test.
 class PrecisionTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (auto id : {bp::flags::Id::generic_fp32_precision, bp::flags::Id::cudnn_fp32_precision,
-                    bp::flags::Id::cuda_matmul_fp32_precision, bp::flags::Id::mkldnn_fp32_precision,
-                    bp::flags::Id::mkldnn_matmul_fp32_precision})
-      bp::flags::set_raw(id, static_cast<int64_t>(Precision::none));
-    bp::flags::set_raw(bp::flags::Id::cudnn_conv_fp32_precision, static_cast<int64_t>(Precision::tf32));
-    bp::flags::set_raw(bp::flags::Id::cudnn_rnn_fp32_precision, static_cast<int64_t>(Precision::tf32));
+    using bp::flags::Id;
+    for (auto id : {Id::generic_fp32_precision, Id::cudnn_fp32_precision, Id::cudnn_conv_fp32_precision,
+                    Id::cudnn_rnn_fp32_precision, Id::cuda_matmul_fp32_precision, Id::mkldnn_fp32_precision,
+                    Id::mkldnn_matmul_fp32_precision, Id::mkldnn_conv_fp32_precision, Id::mkldnn_rnn_fp32_precision})
+      bp::flags::reset(id);
   }
 };
 
@@ -91,6 +90,42 @@ TEST_F(PrecisionTest, CudnnAllowTf32WritesNoneNotIeee) {
   EXPECT_FALSE(pr::cudnn_allow_tf32());
   pr::set_cudnn_allow_tf32(true);
   EXPECT_TRUE(pr::cudnn_allow_tf32());
+}
+
+// PyTorch 2.15: the cuDNN leaves' "tf32" default applies only while nothing
+// above them is set (what PyTorch 2.15.0 reads, side by side).
+TEST_F(PrecisionTest, CudnnLeavesTf32DefaultIsOnlyAFallback) {
+  pr::set(Backend::generic, Op::all, Precision::ieee);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::ieee);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::rnn), Precision::ieee);
+  EXPECT_FALSE(pr::cudnn_allow_tf32());
+  pr::set(Backend::generic, Op::all, Precision::bf16);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::none);  // bf16 is no CUDA precision
+  pr::set(Backend::generic, Op::all, Precision::none);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::tf32);  // nothing above: the fallback
+
+  pr::set(Backend::cuda, Op::all, Precision::ieee);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::rnn), Precision::ieee);
+  pr::set(Backend::cuda, Op::conv, Precision::tf32);  // an explicit leaf wins over its parent
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::tf32);
+  pr::set(Backend::cuda, Op::conv, Precision::none);  // an explicit "none" inherits...
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::ieee);
+  pr::set(Backend::cuda, Op::all, Precision::none);   // ...and has no fallback
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::none);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::rnn), Precision::tf32);  // never set: still the fallback
+
+  bp::flags::reset(bp::flags::Id::cudnn_conv_fp32_precision);
+  EXPECT_EQ(bp::flags::source(bp::flags::Id::cudnn_conv_fp32_precision), bp::flags::Source::Default);
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::tf32);
+}
+
+TEST_F(PrecisionTest, AScopedLeafIsExplicit) {
+  pr::set(Backend::generic, Op::all, Precision::ieee);
+  {
+    bp::flags::Scope scope({{bp::flags::Id::cudnn_conv_fp32_precision, static_cast<int64_t>(Precision::tf32)}});
+    EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::tf32);
+  }
+  EXPECT_EQ(pr::resolved(Backend::cuda, Op::conv), Precision::ieee);
 }
 
 }  // namespace

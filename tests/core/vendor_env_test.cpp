@@ -50,7 +50,10 @@ TEST(VendorEnv, TorchBooleansAreExactlyOneOrZero) {
 
 TEST(VendorEnv, AtenCpuCapability) {
   EXPECT_EQ(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "default"), static_cast<int64_t>(CpuCapabilityCap::Default));
-  EXPECT_EQ(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "AVX2"), static_cast<int64_t>(CpuCapabilityCap::Avx2));
+  EXPECT_EQ(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "avx2"), static_cast<int64_t>(CpuCapabilityCap::Avx2));
+  // Exact case, as PyTorch 2.15: upper case warns and auto-detects.
+  EXPECT_FALSE(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "AVX2"));
+  EXPECT_FALSE(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "DEFAULT"));
   EXPECT_EQ(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "avx512"), static_cast<int64_t>(CpuCapabilityCap::Avx512));
   EXPECT_FALSE(parse_aten_cpu_capability("ATEN_CPU_CAPABILITY", "sve256"));
 }

@@ -113,7 +113,7 @@ void check_shape(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, bool
   }
   std::vector<float> out(batch * L * Ev, 123.0f);
   FlashAttention a;
-  a.elem = AttnElem::f32;
+  a.elem = DType::f32;
   a.batch = batch, a.L = L, a.S = S, a.E = E, a.Ev = Ev;
   a.q.data = q.data(), a.k.data = k.data(), a.v.data = v.data(), a.out = out.data();
   a.q.rs = E, a.k.rs = E, a.v.rs = Ev, a.out_rs = Ev;

@@ -39,13 +39,17 @@ def run_python(code, env=None, check=True):
 
 @pytest.fixture(autouse=True)
 def restore_flags():
-    """Every test leaves the flag table as it found it."""
+    """Every test leaves the flag table as it found it, a row never set included
+    (Note [fp32 precision tree]: a default differs from the same value set)."""
     rows = [r for r in _C.flag_rows() if not r["env_only"]]
-    saved = {r["path"]: _C.flag_get(r["path"]) for r in rows}
+    saved = {r["path"]: (_C.flag_get(r["path"]), _C.flag_source(r["path"])) for r in rows}
     yield
     _C._set_flags_frozen(False)
-    for path, value in saved.items():
-        if _C.flag_get(path) != value:
+    for path, (value, source) in saved.items():
+        if source == "default":
+            if _C.flag_source(path) != "default":
+                _C.flag_reset(path)
+        elif _C.flag_get(path) != value:
             _C.flag_set(path, value)
 
 

@@ -159,7 +159,7 @@ def test_high_permits_tf32_which_the_cpu_lacks():
 @pytest.mark.parametrize("a,b,match", [
     ((2, 3), (4, 5), r"matmul: expected a's last dimension equal to b's second-to-last dimension, got shapes "
                      r"\[2, 3\] and \[4, 5\] \(3 != 4\)"),
-    ((2, 2, 3), (3, 3, 4), r"batch shapes \[2\] and \[3\]"),
+    ((2, 2, 3), (3, 3, 4), r"a batch \[2\], b batch \[3\]"),
     ((), (3,), r"at least 1 dimension"),
 ])
 def test_bad_shapes(a, b, match):
@@ -170,8 +170,8 @@ def test_bad_shapes(a, b, match):
 def test_mixed_dtypes_and_integer_dtypes():
     with pytest.raises(ValueError, match="a float32 and b float64"):
         backplane.matmul(rand((2, 3)), rand((3, 2), np.float64))
-    with pytest.raises(ValueError, match="float16, bfloat16, float32 or float64"):
-        backplane.matmul(np.ones((2, 2), np.int32), np.ones((2, 2), np.int32))
+    with pytest.raises(ValueError, match="float16, bfloat16, float32, float64, int8, int32 or int64"):
+        backplane.matmul(np.ones((2, 2), bool), np.ones((2, 2), bool))
     with pytest.raises(ValueError, match=r"bias \[5\] for a product of shape \[2, 4\]"):
         backplane.addmm(rand((5,)), rand((2, 3)), rand((3, 4)))
 
@@ -211,3 +211,25 @@ def test_cuda_implementations_are_listed_and_say_why_they_cannot_run():
         rows = {r.implementation: r for r in backplane.backends.explain("matmul", np.ones((4, 4), np.float32),
                                                                          np.ones((4, 4), np.float32))}
         assert rows["cublas:gemm"].status == "not available"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_integer_products_are_exact_and_wrap(dtype):
+    """PyTorch multiplies integer tensors on the CPU; ref:any does, exactly, wrapping as two's complement."""
+    rng = np.random.default_rng(3)
+    hi = 100 if dtype == np.int8 else 1 << 20
+    a = rng.integers(-hi, hi, (2, 5, 7)).astype(dtype)
+    b = rng.integers(-hi, hi, (7, 3)).astype(dtype)
+    # The oracle in int64 with wrapping, then truncated to the dtype.
+    want = (a.astype(np.int64) @ b.astype(np.int64)).astype(dtype)
+    assert backplane.matmul(a, b).dtype == np.dtype(dtype).name
+    np.testing.assert_array_equal(backplane.matmul(a, b).numpy(), want)
+    np.testing.assert_array_equal(backplane.matmul(a[0].T.copy().T, b).numpy(), want[0])  # strided
+    assert backends.explain("matmul", a, b).chosen == "ref:any"
+    bias = rng.integers(-9, 9, (5, 3)).astype(dtype)
+    np.testing.assert_array_equal(backplane.addmm(bias, a[0], b, beta=2, alpha=-3).numpy(),
+                                  (2 * bias.astype(np.int64) - 3 * (a[0].astype(np.int64) @ b.astype(np.int64))).astype(dtype))
+    np.testing.assert_array_equal(backplane.matmul(np.zeros((2, 0), dtype), np.zeros((0, 4), dtype)).numpy(),
+                                  np.zeros((2, 4), dtype))
+    with pytest.raises(ValueError, match="an integral alpha for integer tensors"):
+        backplane.addmm(bias, a[0], b, alpha=0.5)

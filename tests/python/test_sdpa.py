@@ -184,9 +184,10 @@ def test_bad_input_names_the_op_and_the_value(args, kwargs, match):
 
 def test_argument_types():
     q = rand((1, 1, 4, 8))
-    with pytest.raises(TypeError, match="is_causal expects a bool"):
+    # PyTorch's wording for a generated binding's type error.
+    with pytest.raises(TypeError, match="argument 'is_causal' must be bool, not int"):
         F.scaled_dot_product_attention(q, q, q, is_causal=1)
-    with pytest.raises(TypeError, match="dropout_p expects a float"):
+    with pytest.raises(TypeError, match="argument 'dropout_p' must be float, not str"):
         F.scaled_dot_product_attention(q, q, q, dropout_p="0.1")
 
 

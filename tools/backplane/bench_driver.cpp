@@ -21,22 +21,29 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// bench/shapes/<op>: from the working directory, BACKPLANE_SOURCE_DIR, or
-// beside the build directory of this executable.
+// bench/shapes/<op>: from the working directory, BACKPLANE_SOURCE_DIR, where
+// an installation put them (the wheel's backplane/bin/../bench/shapes,
+// `cmake --install`'s <prefix>/bin/../share/backplane/bench/shapes), or beside
+// the build directory of this executable (<source>/build/bin/backplane).
 fs::path shapes_dir(const std::string& op) {
   std::vector<fs::path> roots = {fs::current_path()};
   if (const char* src = std::getenv("BACKPLANE_SOURCE_DIR")) roots.emplace_back(src);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) roots.push_back(exe.parent_path().parent_path().parent_path());
+  if (!ec) {
+    const fs::path up = exe.parent_path().parent_path();
+    roots.insert(roots.end(), {up, up / "share" / "backplane", up.parent_path()});
+  }
   for (const auto& r : roots)
     if (fs::is_directory(r / "bench" / "shapes" / op)) return r / "bench" / "shapes" / op;
   return {};
 }
 
 std::vector<std::string> read_shape_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw_bad_value("bench --shapes", "'" + path.string() + "'", "a shape file");
   std::ifstream in(path);
-  if (!in) throw_bad_value("bench", path.string(), "a readable shape file");
+  if (!in) throw_bad_value("bench --shapes", "'" + path.string() + "'", "a readable shape file");
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
@@ -46,17 +53,18 @@ std::vector<std::string> read_shape_file(const fs::path& path) {
   return lines;
 }
 
-std::vector<std::string> shape_lines(const Plugin& plugin, const Options& o) {
+std::vector<std::string> shape_lines(const std::string& op, const Options& o) {
   std::vector<std::string> lines = o.shapes;
-  const fs::path dir = shapes_dir(plugin.op);
+  const fs::path dir = shapes_dir(op);
   std::vector<fs::path> files;
   for (const auto& set : o.shape_sets) {
-    if (fs::exists(set)) files.emplace_back(set);
-    else if (!dir.empty() && fs::exists(dir / (set + ".txt"))) files.push_back(dir / (set + ".txt"));
-    else throw_bad_value("bench " + plugin.op + " --shapes", set, "a file, or a set name in bench/shapes/" + plugin.op);
+    std::error_code ec;
+    if (fs::is_regular_file(set, ec)) files.emplace_back(set);
+    else if (!dir.empty() && fs::is_regular_file(dir / (set + ".txt"), ec)) files.push_back(dir / (set + ".txt"));
+    else throw_bad_value("bench " + op + " --shapes", "'" + set + "'", "a shape file, or a set name in bench/shapes/" + op);
   }
   if (o.shape_sets.empty() && o.shapes.empty()) {
-    if (dir.empty()) throw_runtime("bench", "no bench/shapes/" + plugin.op + " found; pass --shape");
+    if (dir.empty()) throw_runtime("bench", "no bench/shapes/" + op + " found; pass --shape");
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".txt") files.push_back(e.path());
     std::sort(files.begin(), files.end());
@@ -106,45 +114,56 @@ nlohmann::json row(const std::string& shape, const std::string& dtype, int threa
           {"median_ms", m.ms}, {"gflops", m.ms > 0 ? flops / (m.ms * 1e6) : 0.0}, {"peak_extra_bytes", m.peak_extra}};
 }
 
+
+// One problem of the op's shape form, for one dtype: prepared again on
+// every run (validation and the output allocation count, as for a caller).
+Prepared prepare(const ops::OpInfo& op, const std::vector<int64_t>& dims, DType dtype) {
+  const ops::Form& form = *op.form;
+  const ops::EntrySpec& entry = ops::entry(form.entry);
+  auto args = std::make_shared<ops::Args>(ops::bind(entry, {}, form.make(dims, dtype, Device::cpu(), true)));
+  Prepared p;
+  p.label = form.label(dims);
+  p.flops = entry.prepare(*args).problem.flops;
+  p.run = [&entry, args] { (void)ops::run(entry.prepare(*args)); };
+  p.explain = [&entry, args] { return ops::explain(entry.prepare(*args)); };
+  return p;
+}
+
+// --impl names must name implementations (or libraries) of the op.
+void check_selection(const std::string& op, const std::vector<dispatch::ImplementationInfo>& impls,
+                     const std::vector<std::string>& only) {
+  std::string known;
+  for (const auto& i : impls) known += (known.empty() ? "" : ", ") + i.name;
+  for (const std::string& name : only) {
+    bool found = false;
+    for (const auto& i : impls) found = found || i.name == name || i.library == name;
+    if (!found) throw_bad_value("bench " + op + " --impl", "'" + name + "'", "an implementation or library of " + op + ": " + known);
+  }
+}
+
 }  // namespace
 
-Tensor random_tensor(const Shape& shape, DType dtype, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = dist(gen);
-  return Tensor::from_vector(v, shape).to(dtype);
-}
-
-std::vector<int64_t> parse_dims(const std::string& line, std::size_t count, const std::string& what,
-                                const std::string& form) {
-  std::string s = line;
-  for (char& c : s)
-    if (c == 'x' || c == 'X' || c == ',') c = ' ';
-  std::istringstream in(s);
-  std::vector<int64_t> dims;
-  int64_t d;
-  while (in >> d) dims.push_back(d);
-  bool ok = dims.size() == count && in.eof();
-  for (int64_t x : dims) ok = ok && x >= 1;
-  if (!ok) throw_bad_value(what, "'" + line + "'", form + " with positive integers");
-  return dims;
-}
-
-std::vector<Plugin> bench_plugins() { return {bench_plugin_matmul(), bench_plugin_sdpa()}; }
-
-nlohmann::json run(const Plugin& plugin, const Options& o) {
+nlohmann::json run(const ops::OpInfo& op, const Options& o) {
+  if (!op.form) throw_bad_value("bench", "'" + op.name + "'", "an op with a shape form");
+  if (!(o.min_time_ms >= 0) || o.min_time_ms > 3.6e6)
+    throw_bad_value("bench --min-time", std::to_string(o.min_time_ms), "a number of milliseconds in [0, 3600000]");
+  for (int t : o.threads)
+    if (t < 1) throw_bad_value("bench --threads", std::to_string(t), "thread counts >= 1");
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json summary = nlohmann::json::array();
   std::vector<int> thread_counts = o.threads.empty() ? std::vector<int>{get_num_threads()} : o.threads;
-  const auto impls = dispatch::list_implementations(plugin.op);
-  for (const std::string& line : shape_lines(plugin, o)) {
-    const std::vector<int64_t> shape = plugin.parse_shape(line);
-    for (const std::string& dt : o.dtypes) {
-      const DType dtype = parse_dtype(dt);
-      const Prepared p = plugin.prepare(shape, dtype);
+  const auto impls = dispatch::list_implementations(op.name);
+  check_selection(op.name, impls, o.only);
+  std::vector<DType> dtypes;
+  for (const std::string& dt : o.dtypes) dtypes.push_back(parse_dtype(dt));
+  std::vector<std::pair<std::string, std::vector<int64_t>>> problems;
+  for (const std::string& line : shape_lines(op.name, o))
+    problems.emplace_back(line, op.form->parse_line(line, "bench " + op.name + " shape"));
+  if (problems.empty()) throw_bad_value("bench " + op.name, "no shapes", "at least one shape line");
+  for (const auto& [line, shape] : problems) {
+    for (std::size_t di = 0; di < dtypes.size(); ++di) {
+      const std::string& dt = o.dtypes[di];
+      const Prepared p = prepare(op, shape, dtypes[di]);
       for (int threads : thread_counts) {
         set_num_threads(threads);
         double fastest = 0, best_peer = 0;
@@ -152,12 +171,12 @@ nlohmann::json run(const Plugin& plugin, const Options& o) {
         for (const auto& info : impls) {
           if (!info.built || !info.available || !selected(info.name, o.only)) continue;
           if (info.library == "ref" && p.flops > o.reference_limit_gflop * 1e9) continue;
-          dispatch::ImplementationsGuard only(plugin.op, {info.name});
+          dispatch::ImplementationsGuard only(op.name, {info.name});
           if (p.explain().chosen == nullptr) continue;  // rejects this problem (explain says why)
           const Measured m = measure(p, o);
           group.push_back(row(p.label, dt, threads, info.name, info.library, m, p.flops));
           if (fastest == 0 || m.ms < fastest) fastest = m.ms;
-          const auto& peers = plugin.peer_libraries;
+          const auto& peers = op.bench.peer_libraries;
           const bool peer = std::find(peers.begin(), peers.end(), info.library) != peers.end();
           if (peer && (best_peer == 0 || m.ms < best_peer)) best_peer = m.ms;
         }
@@ -188,8 +207,15 @@ nlohmann::json run(const Plugin& plugin, const Options& o) {
       }
     }
   }
-  nlohmann::json report = {{"op", plugin.op}, {"peers", plugin.peer_text}, {"rows", rows}, {"summary", summary}};
-  if (plugin.extras) report["extras"] = plugin.extras();
+  if (rows.empty())
+    throw_bad_value("bench " + op.name, "no implementation accepted any of the problems",
+                    "a selection (--impl) and shapes some built implementation accepts (see backplane explain)");
+  nlohmann::json report = {{"op", op.name}, {"peers", op.bench.peer_text}, {"rows", rows}, {"summary", summary}};
+  if (op.bench.extras) {
+    nlohmann::json extras;
+    for (const auto& [name, value] : op.bench.extras()) extras[name] = value;
+    report["extras"][op.bench.extras_title] = extras;
+  }
   return report;
 }
 

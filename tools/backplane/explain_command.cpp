@@ -1,13 +1,18 @@
-// `backplane explain matmul --m M --n N --k K [--batch B] [--dtype f32]
-// [--transpose-a] [--transpose-b] [--json]`: the decision table for one call,
-// with the process's flags (env vars included) as they are.
+// `backplane explain <entry> [--<dim> N ...] [--arg name=value ...]
+// [--dtype f32] [--device cpu] [--json]`: the decision table of one call of
+// any declared op entry (backplane/op_spec.h), with the process's flags
+// (env vars included) as they are. The op's shape form gives the --<dim>
+// options (`explain matmul --m 512 --n 4096 --k 11008`); --arg sets any
+// argument by name, with its text form (ops::parse_value): tensors as
+// shapes ("a=64x128:T" is stored transposed, "attn_mask=1024x1024:bool"), numbers, true/false,
+// strings, "none".
 
 #include <fmt/core.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "backplane/ops/matmul.h"
+#include "backplane/op_spec.h"
 #include "commands.h"
 
 namespace bp::cli {
@@ -25,46 +30,75 @@ nlohmann::json decision_json(const dispatch::Decision& d) {
           {"rows", rows}, {"notes", d.notes}};
 }
 
+std::string option_name(std::string dim) {
+  for (char& c : dim)
+    if (c == '_') c = '-';
+  return "--" + dim;
+}
+
+struct Options {
+  std::vector<int64_t> dims;   // the form's, at their fallbacks until given
+  std::vector<std::string> args;
+  std::string dtype = "f32", device = "cpu";
+  bool json = false;
+};
+
+void explain_entry(const ops::EntrySpec& entry, const Options& o) {
+  const DType dtype = parse_dtype(o.dtype);
+  const Device device = parse_device(o.device);
+  std::vector<std::pair<std::string, ops::ArgValue>> keywords;
+  const ops::OpInfo& op = ops::op_of(entry);
+  if (op.form && op.form->entry == entry.name) keywords = op.form->make(o.dims, dtype, device, false);
+  for (const std::string& assignment : o.args) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw_bad_value("explain " + entry.name + " --arg", "'" + assignment + "'", "name=value; the arguments are " +
+                                                                                      entry.signature());
+    const std::string name = assignment.substr(0, eq);
+    const ops::ArgSpec* spec = nullptr;
+    for (const ops::ArgSpec& a : entry.args)
+      if (a.name == name) spec = &a;
+    if (spec == nullptr)
+      throw_bad_value("explain " + entry.name + " --arg", "'" + name + "'",
+                      "one of the arguments of " + entry.signature());
+    ops::ArgValue value = ops::parse_value(*spec, assignment.substr(eq + 1), dtype, device);
+    std::erase_if(keywords, [&](const auto& kv) { return kv.first == name; });
+    keywords.emplace_back(name, std::move(value));
+  }
+  const dispatch::Decision d = ops::explain(entry.prepare(ops::bind(entry, {}, std::move(keywords))));
+  if (o.json) {
+    fmt::print("{}\n", decision_json(d).dump(2));
+  } else {
+    fmt::print("{}", d.text());
+    if (d.chosen == nullptr) fmt::print("  => no implementation accepts this problem\n");
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 void add_explain_command(CLI::App& app) {
-  struct Options {
-    int64_t m = 64, n = 64, k = 64, batch = 0;
-    std::string dtype = "f32", device = "cpu";
-    bool transpose_a = false, transpose_b = false, json = false;
-  };
-  auto o = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("explain", "Show which implementation an op call would use, and why");
   cmd->require_subcommand(1);
-  CLI::App* mm = cmd->add_subcommand("matmul", "matmul of [batch,] m x k and k x n");
-  mm->add_option("--m", o->m, "rows of a")->check(CLI::NonNegativeNumber);
-  mm->add_option("--n", o->n, "columns of b")->check(CLI::NonNegativeNumber);
-  mm->add_option("--k", o->k, "inner dimension")->check(CLI::NonNegativeNumber);
-  mm->add_option("--batch", o->batch, "batch size (0: plain 2-D)")->check(CLI::NonNegativeNumber);
-  mm->add_option("--dtype", o->dtype, "f32, f64, f16 or bf16");
-  mm->add_option("--device", o->device, "cpu or cuda[:N] (where the operands live)");
-  mm->add_flag("--transpose-a", o->transpose_a, "pass a as a transposed view");
-  mm->add_flag("--transpose-b", o->transpose_b, "pass b as a transposed view");
-  mm->add_flag("--json", o->json, "print JSON");
-  mm->callback([o] {
-    const DType dtype = parse_dtype(o->dtype);
-    const Device device = parse_device(o->device);
-    auto make = [&](int64_t rows, int64_t cols, bool transposed) {
-      Shape shape = transposed ? Shape{cols, rows} : Shape{rows, cols};
-      if (o->batch > 0) shape.insert(shape.begin(), o->batch);
-      const Tensor t = Tensor::zeros(shape, dtype).to(device);
-      return transposed ? t.T() : t;
-    };
-    const dispatch::Decision d = explain_matmul(make(o->m, o->k, o->transpose_a), make(o->k, o->n, o->transpose_b));
-    if (o->json) {
-      fmt::print("{}\n", decision_json(d).dump(2));
-    } else {
-      fmt::print("{}", d.text());
-      if (d.chosen == nullptr) fmt::print("  => no implementation accepts this problem\n");
+  for (const ops::EntrySpec* entry : ops::all_entries()) {
+    auto o = std::make_shared<Options>();
+    const ops::OpInfo& op = ops::op_of(*entry);
+    CLI::App* sub = cmd->add_subcommand(entry->name, entry->signature());
+    if (op.form && op.form->entry == entry->name) {
+      for (const ops::FormDim& d : op.form->dims) o->dims.push_back(d.fallback);
+      for (std::size_t i = 0; i < op.form->dims.size(); ++i) {
+        const ops::FormDim& d = op.form->dims[i];
+        sub->add_option(option_name(d.name), o->dims[i], d.help + " (default " + std::to_string(d.fallback) + ")")
+            ->check(CLI::NonNegativeNumber);
+      }
     }
-    std::fflush(stdout);
-  });
-  add_explain_sdpa(*cmd);
+    sub->add_option("--arg", o->args, "name=value for any argument of " + entry->signature() +
+                                          " (tensors as shapes: 64x128, 64x128:bf16, 64x128:T stored transposed)");
+    sub->add_option("--dtype", o->dtype, "the tensors' dtype: f32, f64, f16 or bf16");
+    sub->add_option("--device", o->device, "cpu or cuda[:N] (where the tensors live)");
+    sub->add_flag("--json", o->json, "print JSON");
+    sub->callback([entry, o] { explain_entry(*entry, *o); });
+  }
 }
 
 }  // namespace bp::cli

@@ -7,7 +7,9 @@
 #include "backplane/backends/cuda.h"
 #include "backplane/backends/onednn.h"
 #include "backplane/backends/registry.h"
+#include "backplane/dispatch.h"
 #include "backplane/flags.h"
+#include "backplane/op_spec.h"
 #include "backplane/version.h"
 #include "backplane/build_info.h"
 
@@ -61,13 +63,15 @@ json flag_json(const flags::Row& r) {
           {"source", flags::source_name(flags::source(r.id))},
           {"allowed", flags::allowed_text(r.id)},
           {"env", env},
-          {"doc", r.doc}};
+          {"doc", r.doc},
+          {"read_by", dispatch::flag_readers(r.id)}};
 }
 
 }  // namespace
 
 json gather() {
   backends::mkldnn::connect_verbose_flag();
+  ops::ensure_ops();  // the "read by" column covers every op
   json report;
   report["version"] = BACKPLANE_VERSION_STRING;
   report["build"] = build_section();

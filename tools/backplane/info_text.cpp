@@ -91,6 +91,8 @@ void render_backends(const json& r, std::string& out) {
 // One line per flag: path, value, source, doc, then the PyTorch / vendor env
 // var if there is one. The native env var is the path's spelling
 // (BACKPLANE_<PATH>), so the header says it once instead of on every line.
+// A second line says who reads the flag: which ops' implementations (their
+// checks and runs), or "nothing yet" for a knob no op consults.
 void render_flags(const json& r, std::string& out) {
   constexpr size_t kMaxValueWidth = 16;  // a longer value overflows its own line only
   size_t path_w = 4, value_w = 5;
@@ -108,6 +110,9 @@ void render_flags(const json& r, std::string& out) {
     const json& env = f["env"];
     if (env.size() > 1) line += "  [also " + join(json(env.begin() + 1, env.end()), ", ") + "]";
     out += line + "\n";
+    const json& readers = f["read_by"];
+    out += std::string(path_w + 4, ' ') + "read by: " +
+           (readers.empty() ? std::string("nothing yet (state only: no op consults it)") : join(readers, "; ")) + "\n";
   }
 }
 

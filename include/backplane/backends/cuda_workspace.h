@@ -5,8 +5,9 @@
 // what was asked for (API, env CUBLAS_WORKSPACE_CONFIG / CUBLASLT_WORKSPACE_SIZE,
 // or the default). These functions add what depends on the machine: the
 // cuBLAS default is 32 MiB on sm_90 (once a device is seen), and with the
-// unified workspace (TORCH_CUBLASLT_UNIFIED_WORKSPACE unset or 1) cuBLASLt
-// shares cuBLAS's buffer, so its size is capped at cuBLAS's (warning once).
+// unified workspace (TORCH_CUBLAS_WORKSPACE_CACHE=1, as in PyTorch 2.15;
+// separate workspaces otherwise) cuBLASLt shares cuBLAS's buffer, so its
+// size is capped at cuBLAS's (warning once).
 
 #include <cstdint>
 

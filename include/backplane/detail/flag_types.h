@@ -28,7 +28,9 @@ BP_DECLARE_ENUM(Precision, BP_PRECISION_VALUES)
   V(allowed, "allowed") V(no_reduced, "no_reduced") V(no_reduced_no_splitk, "no_reduced_no_splitk")
 BP_DECLARE_ENUM(ReducedPrecision, BP_REDUCED_VALUES)
 
-// torch.backends.cuda.preferred_blas_library (hipblas / hipblaslt are accepted aliases).
+// torch.backends.cuda.preferred_blas_library. PyTorch also accepts
+// "hipblas" / "hipblaslt" for cublas / cublaslt: they are aliases of the
+// domain (below), so the env var and Python take the same names.
 #define BP_BLAS_VALUES(V) V(Default, "default") V(Cublas, "cublas") V(Cublaslt, "cublaslt") V(Ck, "ck")
 BP_DECLARE_ENUM(BlasBackend, BP_BLAS_VALUES)
 
@@ -43,7 +45,17 @@ BP_DECLARE_ENUM(LinalgBackend, BP_LINALG_VALUES)
 #define BP_ROCM_FA_VALUES(V) V(Default, "default") V(AOTriton, "aotriton") V(Ck, "ck")
 BP_DECLARE_ENUM(RocmFABackend, BP_ROCM_FA_VALUES)
 
-#define BP_EINSUM_VALUES(V) V(Auto, "auto") V(Greedy, "greedy") V(Optimal, "optimal")
+// cudnn.depthwise_kernel (PyTorch 2.15): which kernel runs depthwise
+// convolutions on CUDA: "auto" lets the library choose, "cudnn" asks for
+// cuDNN, "native" for the framework's own kernel.
+#define BP_DEPTHWISE_VALUES(V) V(Auto, "auto") V(Cudnn, "cudnn") V(Native, "native")
+BP_DECLARE_ENUM(DepthwiseKernel, BP_DEPTHWISE_VALUES)
+
+// opt_einsum.strategy: PyTorch's three, then Backplane's additions (opt_einsum's
+// own names for its dynamic-programming and branch-and-bound optimisers).
+#define BP_EINSUM_VALUES(V)                                                                       \
+  V(Auto, "auto") V(Greedy, "greedy") V(Optimal, "optimal") V(Dp, "dp") V(Branch1, "branch-1") \
+  V(Branch2, "branch-2") V(BranchAll, "branch-all")
 BP_DECLARE_ENUM(EinsumStrategy, BP_EINSUM_VALUES)
 
 // The CPU capability cap requested through BACKPLANE_CPU_CAPABILITY /
@@ -60,13 +72,24 @@ BP_DECLARE_ENUM(SDPBackend, BP_SDP_VALUES)
 
 enum class DomainType { Bool, Int, Enum, Order };
 
+// Another accepted spelling of an enum value (read, never printed).
+struct Alias {
+  const char* name;
+  int value;
+};
+
 // How one flag's int64_t value is validated, parsed and printed.
 struct Domain {
   DomainType type;
   int64_t min = 0, max = 0;             // Int: inclusive range
   const char* const* names = nullptr;   // Enum / Order: the string table
   int count = 0;
+  const Alias* aliases = nullptr;       // Enum: other accepted spellings
+  int alias_count = 0;
 };
+
+inline constexpr Alias BlasBackend_aliases[] = {{"hipblas", static_cast<int>(BlasBackend::Cublas)},
+                                                {"hipblaslt", static_cast<int>(BlasBackend::Cublaslt)}};
 
 #define BP_BOOL ::bp::flags::Domain{::bp::flags::DomainType::Bool, 0, 1}
 #define BP_INT(lo, hi) ::bp::flags::Domain{::bp::flags::DomainType::Int, (lo), (hi)}
@@ -78,6 +101,11 @@ inline constexpr int64_t kMaxWorkspaceBytes = int64_t(4) << 30;
 #define BP_WORKSPACE_BYTES BP_INT(0, ::bp::flags::kMaxWorkspaceBytes)
 #define BP_ENUM(T) \
   ::bp::flags::Domain{::bp::flags::DomainType::Enum, 0, 0, ::bp::flags::T##_names, ::bp::flags::T##_count}
+// An enum that also accepts the spellings of T##_aliases.
+#define BP_ENUM_ALIASED(T)                                                                       \
+  ::bp::flags::Domain{::bp::flags::DomainType::Enum, 0, 0, ::bp::flags::T##_names, ::bp::flags::T##_count, \
+                      ::bp::flags::T##_aliases,                                                  \
+                      static_cast<int>(sizeof(::bp::flags::T##_aliases) / sizeof(::bp::flags::Alias))}
 // A priority order over SDPBackend: a permutation packed 3 bits per position.
 #define BP_SDP_ORDER \
   ::bp::flags::Domain{::bp::flags::DomainType::Order, 0, 0, ::bp::flags::SDPBackend_names, ::bp::flags::SDPBackend_count}
@@ -91,7 +119,8 @@ enum Kind : unsigned {
   kEnvOnly = 1u << 3,  // set once, from the environment at start-up; read-only afterwards
 };
 
-// Packs and unpacks a priority order (Note [SDP priority order]).
+// Packs and unpacks a priority order: position i of the permutation in bits
+// [3i, 3i + 3) (the domain BP_SDP_ORDER; src/ops/sdpa/priority.h applies it).
 constexpr int64_t pack_order(const int* order, int n) {
   int64_t v = 0;
   for (int i = 0; i < n; ++i) v |= int64_t(order[i]) << (3 * i);

@@ -2,7 +2,7 @@
 
 Mirrors ``torch.backends`` name for name (Note [Python flag properties] in
 _props.py). Package-level: ``fp32_precision``, ``trace``, ``flags(...)``,
-``disable_global_flags()``, ``flags_frozen()``, and Backplane's own
+``set_flags(...)``, ``disable_global_flags()``, ``flags_frozen()``, and Backplane's own
 ``list_backends()``.
 """
 
@@ -14,7 +14,7 @@ from . import _props
 __all__ = [
     "cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn", "mps",
     "nnpack", "openmp", "opt_einsum", "python_native", "xeon",
-    "disable_global_flags", "flags_frozen", "flags_epoch", "flags", "list_backends",
+    "disable_global_flags", "flags_frozen", "flags_epoch", "flags", "set_flags", "list_backends",
 ]
 
 _flags_spec = _props.FlagsSpec([_props.flag_param("fp32_precision", "fp32_precision", "none")])
@@ -32,6 +32,11 @@ def flags_frozen():
 def flags_epoch():
     """A counter that changes whenever a process-wide flag value changes (scoped changes do not move it)."""
     return _C.flags_epoch()
+
+
+def set_flags(_fp32_precision="none"):
+    """Sets the generic fp32 precision (unless None); returns the previous value as a 1-tuple."""
+    return _flags_spec.set_flags(_fp32_precision)
 
 
 @contextlib.contextmanager

@@ -57,23 +57,20 @@ def list_implementations(op):
 def explain(op, *args, **kwargs):
     """The whole decision for ``op(*args, **kwargs)`` without running it.
 
-    ``op`` is "matmul" (a, b), "addmm" (bias, a, b, beta=, alpha=) or "linear"
-    (x, weight[, bias]); arguments are Tensors or anything ``asarray`` takes.
-    Returns an ``Explanation``: rows (implementation, status, reasons), notes,
-    and ``chosen``. A matching ``python_native`` override is reported first.
+    ``op`` names an op entry point ("matmul", "addmm", "linear", "sdpa", ...;
+    its Python name works too, "scaled_dot_product_attention"), and the
+    arguments are the entry's own, with their real types:
+    ``explain("sdpa", q, k, v, is_causal=True, scale=0.125)``. Tensors may be
+    anything ``asarray`` takes. Unknown names and wrong types are a TypeError
+    that shows the entry's signature. Returns an ``Explanation``: rows
+    (implementation, status, reasons), notes, and ``chosen``. A matching
+    ``python_native`` override is reported first.
     """
-    from .._tensor import Tensor, asarray
-
     if not isinstance(op, str):
         raise TypeError(f"explain expects the op name as a str, but got {type(op).__name__}")
-    tensors = [a if isinstance(a, Tensor) else asarray(a) for a in args if a is not None]
-    options = {}
-    for key, value in kwargs.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"explain({op!r}): option {key}= expects a number, but got {type(value).__name__}")
-        options[key] = float(value)
-    override = python_native.lookup(op, *args, **kwargs)
-    return Explanation(_C.explain(op, tensors, options), override)
+    decision = _C.op_explain(op, args, kwargs)
+    entry = next((e["name"] for e in _C.op_entries() if op in (e["name"], e["python"].rsplit(".", 1)[1])), op)
+    return Explanation(decision, python_native.lookup(entry, *args, **kwargs))
 
 
 def implementations(op, *names):

@@ -7,12 +7,20 @@ precision object (``backplane.backends.cudnn.conv.fp32_precision``). Reading
 calls the C++ getter, writing the C++ setter: Python keeps no copy, so C++,
 the CLI and Python always agree. Modules get properties by swapping their
 class for a ModuleType subclass, which keeps the module object itself.
+
+Note [Modules refuse unknown attributes]
+Assigning a misspelt flag (``cudnn.benchmrk = True``) would otherwise create
+a new attribute and silently change nothing (PyTorch's modules accept it).
+The module class refuses public names the module does not already have; a
+submodule being imported, private names (``_x``) and dunders still go
+through, and so does replacing an existing attribute (monkeypatching).
 """
 
 import sys
 import types
 
 from .. import _C
+from .. import _errors
 
 _ROWS = _C.flag_rows()
 
@@ -37,26 +45,37 @@ def _generated_properties(module_path):
     }
 
 
+_MISSING = object()
+
+
 class GuardedModule(types.ModuleType):
-    """A backends module whose functions, classes and submodules cannot be
-    replaced by assignment.
+    """A backends module that refuses the assignments that are always mistakes.
 
     Note [Module attributes]
-    ``backends.cuda.cublas_workspace_size = -5`` used to replace the function
-    with -5 (a plain module takes any assignment), so every later call failed
-    far from the typo. Assigning to a public name that holds a function, a
-    class or a submodule raises AttributeError naming it and saying how to
-    set the value; flag properties (``cudnn.benchmark = True``) and new
-    names are assigned as before.
+    Two typos used to pass silently: ``cudnn.benchmrk = True`` created a new
+    attribute and changed nothing (PyTorch's modules accept it), and
+    ``backends.cuda.cublas_workspace_size = -5`` replaced the function, so
+    every later call failed far from the typo. So a public name the module
+    does not have is refused (Note [Modules refuse unknown attributes]), and
+    so is replacing a function, class or submodule by something that is not
+    one of those. Flag properties assign as usual; private names, a submodule
+    being imported, and replacing a function by another callable
+    (monkeypatching in tests) still go through.
     """
 
     def __setattr__(self, name, value):
-        current = self.__dict__.get(name)
-        if not name.startswith("_") and (callable(current) or isinstance(current, types.ModuleType)):
-            kind = ("submodule" if isinstance(current, types.ModuleType)
-                    else "class" if isinstance(current, type) else "function")
-            hint = f" (call {self.__name__}.{name}(...) instead)" if kind == "function" else ""
-            raise AttributeError(f"{self.__name__}.{name} is a {kind} and cannot be replaced by assignment{hint}")
+        if not name.startswith("_"):
+            current = self.__dict__.get(name, _MISSING)
+            importing = isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}"
+            if current is _MISSING and not importing and not isinstance(getattr(type(self), name, None), property):
+                raise AttributeError(f"module '{self.__name__}' has no attribute '{name}', and backends modules "
+                                     "refuse new attributes (a misspelt flag would otherwise change nothing)")
+            replaceable = callable(current) or isinstance(current, types.ModuleType)
+            if current is not _MISSING and replaceable and not (callable(value) or importing):
+                kind = ("submodule" if isinstance(current, types.ModuleType)
+                        else "class" if isinstance(current, type) else "function")
+                hint = f" (call {self.__name__}.{name}(...) instead)" if kind == "function" else ""
+                raise AttributeError(f"{self.__name__}.{name} is a {kind} and cannot be replaced by assignment{hint}")
         super().__setattr__(name, value)
 
 
@@ -106,19 +125,26 @@ class _PropertyObject:
         return f"<backplane.backends.{self._path} {fields}>"
 
 
-def property_object(module_path, extra=None):
-    """An instance exposing the flag rows of ``module_path`` as attributes."""
+def property_object(module_path, extra=None, class_name=None):
+    """An instance exposing the flag rows of ``module_path`` as attributes.
+
+    ``class_name`` names its class where PyTorch's class has a public name
+    (``cuda.cuBLASModule``, the type of ``cuda.matmul``).
+    """
     namespace = _generated_properties(module_path)
     namespace.update(extra or {})
     namespace["_path"] = module_path
-    cls = type(module_path.replace(".", "_"), (_PropertyObject,), namespace)
+    cls = type(class_name or module_path.replace(".", "_"), (_PropertyObject,), namespace)
     return cls()
 
 
 def check_bool(name, value):
-    """PyTorch's setter type rule: a real bool, nothing merely truthy."""
+    """PyTorch's setter type rule: a real bool, nothing merely truthy (None included).
+
+    Raises a TypeError that is also a RuntimeError, as PyTorch's setters raise.
+    """
     if not isinstance(value, bool):
-        raise TypeError(f"backplane.backends.{name} expects a bool, but got {type(value).__name__}")
+        raise _errors.bad_type(f"backplane.backends.{name}", value, "a bool")
     return value
 
 
@@ -154,7 +180,7 @@ class FlagsSpec:
 
     def set_flags(self, *values):
         if len(values) > len(self.params):
-            raise TypeError(f"set_flags() takes at most {len(self.params)} arguments ({len(values)} given)")
+            raise _errors.bad_type("set_flags", values, f"at most {len(self.params)} arguments ({len(values)} given)")
         orig = self.snapshot()
         assignments = self.assignments(values)
         for path, value in assignments:  # validate everything first
@@ -170,3 +196,14 @@ class FlagsSpec:
 def flag_param(name, path, default):
     """A FlagsSpec parameter that is exactly one flag row."""
     return (name, default, lambda: _C.flag_get(path), lambda v: [(path, v)])
+
+
+def verbose_level(subject, level, levels):
+    """The verbose level as an int: a bool counts as 0 / 1 (PyTorch passes it on as an int)."""
+    if isinstance(level, bool):
+        return int(level)
+    if not isinstance(level, int):
+        raise _errors.bad_type(subject, level, "an int level (" + ", ".join(levels) + ")")
+    if not 0 <= level < len(levels):
+        raise _errors.bad_value(subject, level, ", ".join(levels))
+    return level

@@ -4,7 +4,7 @@
 cpu.benchmark, cpu.benchmark_limit).
 """
 
-from .. import _C
+from .. import _C, _errors
 from . import _props
 
 __all__ = ["get_cpu_capability", "preferred_blas_library", "benchmark", "benchmark_limit"]
@@ -23,9 +23,8 @@ def preferred_blas_library(backend=None):
     """
     if backend is not None:
         if not isinstance(backend, str):
-            raise TypeError(
-                "backplane.backends.cpu.preferred_blas_library expects a str "
-                f"(one of: default, builtin, openblas, onednn), but got {type(backend).__name__}")
+            raise _errors.bad_type("backplane.backends.cpu.preferred_blas_library", backend,
+                                   "a str (one of: default, builtin, openblas, onednn)")
         _C.flag_set("cpu.preferred_blas_library", backend)
     return _C.flag_get("cpu.preferred_blas_library")
 

@@ -7,9 +7,8 @@ Every value lives in the C++ flag table (Note [Python flag properties]).
 import enum
 import warnings
 
-from .. import _C
+from .. import _C, _errors
 from . import _props
-from ..cuda import _device_index
 from ..nn.attention import SDPBackend, SDPAParams, sdpa_kernel
 
 __all__ = [
@@ -20,6 +19,7 @@ __all__ = [
     "cudnn_sdp_enabled", "enable_cudnn_sdp", "fp16_bf16_reduction_math_sdp_allowed",
     "allow_fp16_bf16_reduction_math_sdp", "is_flash_attention_available", "can_use_flash_attention",
     "can_use_efficient_attention", "can_use_cudnn_attention", "sdp_kernel",
+    "cuBLASModule", "cuFFTPlanCache", "cuFFTPlanCacheAttrContextProp", "cuFFTPlanCacheManager",
 ]
 
 
@@ -48,19 +48,19 @@ def _reduced_precision_property(dtype):
             pair = (value, True)
         elif isinstance(value, (tuple, list)):
             if len(value) == 0:
-                raise TypeError(f"{full} expects at least one boolean argument")
+                raise _errors.bad_type(full, value, "at least one boolean argument")
             if len(value) > 2:
-                raise TypeError(f"{full} expects at most two boolean arguments")
+                raise _errors.bad_type(full, value, "at most two boolean arguments")
             for what, v in zip(("allow_reduced_precision", "allow_splitk"), value):
                 if not isinstance(v, bool):
-                    raise TypeError(f"{full} expects a bool for {what}, but got {type(v).__name__}")
+                    raise _errors.bad_type(full, v, f"a bool for {what}")
             pair = (value[0], value[1] if len(value) == 2 else True)
         else:
-            raise TypeError(f"{full} expects a bool or a tuple/list of bools, but got {type(value).__name__}")
+            raise _errors.bad_type(full, value, "a bool or a tuple/list of bools")
         states = {(True, True): "allowed", (False, True): "no_reduced", (False, False): "no_reduced_no_splitk"}
         if pair not in states:
-            raise RuntimeError(f"{full}: allow_splitk=False is not supported when reduced precision reductions "
-                               "are enabled; use (False, False)")
+            raise _errors.runtime(full, f"{full}: allow_splitk=False is not supported when reduced precision "
+                                  "reductions are enabled; use (False, False)")
         _C.flag_set(path, states[pair])
 
     split_k = property(lambda self: _C.flag_get(path) != "no_reduced_no_splitk",
@@ -82,26 +82,109 @@ matmul = _props.property_object("cuda.matmul", {
                            doc="fp32 GEMMs may use TF32 (a view of cuda.matmul.fp32_precision)"),
     **_reduced_precision_property("fp16"),
     **_reduced_precision_property("bf16"),
-})
+}, class_name="cuBLASModule")
+
+# The class of ``matmul``, under PyTorch's name; it holds no state, so more instances see the same flags.
+cuBLASModule = type(matmul)
 
 
 # ---------------------------------------------------------------- cuFFT plan cache
 
-class CuFFTPlanCacheManager:
+_CUFFT_SIZE_READ_ONLY = (".size is a read-only property showing the number of plans currently in the cache. To "
+                         "change the cache capacity, set cufft_plan_cache.max_size.")
+
+
+class cuFFTPlanCacheAttrContextProp:
+    """An attribute of a device's cuFFT plan cache: ``getter(device_index)`` reads it and
+    ``setter(device_index, value)`` writes it; a string setter is the error a write raises."""
+
+    def __init__(self, getter, setter):
+        self.getter = getter
+        self.setter = setter
+
+    def __get__(self, obj, objtype):
+        return self if obj is None else self.getter(obj.device_index)
+
+    def __set__(self, obj, val):
+        if isinstance(self.setter, str):
+            raise _errors.runtime("cufft_plan_cache", self.setter)
+        self.setter(obj.device_index, val)
+
+
+class cuFFTPlanCache:
+    """The cuFFT plan cache of one CUDA device: ``size`` (read-only), ``max_size``, ``clear()``.
+
+    Also Backplane's ``hits`` and ``misses``. Every value lives in C++ (one cache per device).
+    """
+
+    def __init__(self, device_index):
+        self.device_index = device_index
+
+    size = cuFFTPlanCacheAttrContextProp(lambda i: _C.cufft_plan_cache(i).size, _CUFFT_SIZE_READ_ONLY)
+    max_size = cuFFTPlanCacheAttrContextProp(lambda i: _C.cufft_plan_cache(i).max_size,
+                                             lambda i, v: setattr(_C.cufft_plan_cache(i), "max_size", v))
+    hits = property(lambda self: _C.cufft_plan_cache(self.device_index).hits, doc="Lookups that found a plan")
+    misses = property(lambda self: _C.cufft_plan_cache(self.device_index).misses, doc="Lookups that made one")
+
+    def clear(self):
+        """Drops every cached plan of this device."""
+        _C.cufft_plan_cache(self.device_index).clear()
+
+    def __repr__(self):
+        return f"<cuFFTPlanCache of cuda:{self.device_index}>"
+
+
+def _plan_cache_index(device):
+    """The device index of ``cufft_plan_cache[device]``: an int, "cuda:N", or a device object with an index.
+
+    A device without an index ("cuda") is refused, as PyTorch refuses it: the
+    cache of one device is meant, so the device must be named.
+    """
+    subject = "backplane.backends.cuda.cufft_plan_cache"
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    kind, index = None, None
+    if isinstance(device, str):
+        kind, _, text = device.partition(":")
+        index = int(text) if text.isdigit() else None
+        if text and index is None:
+            kind = None
+    elif hasattr(device, "type") and hasattr(device, "index"):  # torch.device and the like
+        kind, index = str(device.type), device.index
+    if kind is not None and kind != "cuda":
+        raise _errors.bad_value(subject, device, "a CUDA device", message=f"Expected a cuda device, but got: {device}")
+    if index is None:
+        raise _errors.bad_value(subject, device, "a device index (int) or a CUDA device with an index (\"cuda:0\")",
+                                message="Expected a torch.device with a specified index or an integer, but got:"
+                                        f"{device} (name the device: cufft_plan_cache[0] or [\"cuda:0\"])")
+    return index
+
+
+class cuFFTPlanCacheManager:
     """``cufft_plan_cache[i]`` is device i's cache; attributes of the manager
     itself (``size``, ``max_size``, ``clear()``) act on the current device (0)."""
 
+    __initialized = False
+
+    def __init__(self):
+        self.caches = {}
+        self.__initialized = True
+
     def __getitem__(self, device):
-        return _C.cufft_plan_cache(_device_index(device))  # None, int, "cuda", "cuda:N"
+        index = _plan_cache_index(device)
+        _C.cufft_plan_cache(index)  # raises for an index outside the devices
+        return self.caches.setdefault(index, cuFFTPlanCache(index))
 
     def __getattr__(self, name):
         return getattr(self[0], name)
 
     def __setattr__(self, name, value):
-        setattr(self[0], name, value)
+        if self.__initialized:
+            return setattr(self[0], name, value)
+        return super().__setattr__(name, value)
 
 
-cufft_plan_cache = CuFFTPlanCacheManager()
+cufft_plan_cache = cuFFTPlanCacheManager()
 
 
 # ---------------------------------------------------------------- library preferences
@@ -137,21 +220,25 @@ def _experimental_warning(name):
                   "behavior when this flag is set please file an issue.", stacklevel=3)
 
 
-def _choice(backend, enum_cls, strings, what="input value", type_error=RuntimeError):
+def _choice(subject, backend, enum_cls, strings, what="input value", type_error=None):
     """The canonical string of a library preference given as a string or an enum member.
 
-    PyTorch's error types: an unknown string is a RuntimeError; another type
-    a RuntimeError too, except where noted (``type_error``).
+    An unknown string is a ValueError, another type a TypeError (both also
+    RuntimeErrors, as PyTorch raises them), except where noted
+    (``type_error``: PyTorch's preferred_rocm_fa_library raises ValueError).
     """
     choices = ", ".join(strings)
     if isinstance(backend, enum_cls):
         return backend.value
     if isinstance(backend, str):
         if backend not in strings:
-            raise RuntimeError(f"Unknown {what} '{backend}'. Choose from: {choices}.")
+            raise _errors.bad_value(subject, backend, choices,
+                                    message=f"Unknown {what} '{backend}'. Choose from: {choices}.")
         return strings[backend]
-    raise type_error(f"Unknown {what} type {type(backend).__name__}: expected a str ({choices}) "
-                     f"or a {enum_cls.__name__}")
+    allowed = f"a str ({choices}) or a {enum_cls.__name__}"
+    if type_error is not None:
+        raise type_error(subject, backend, allowed)
+    raise _errors.bad_type(subject, backend, allowed)
 
 
 def preferred_blas_library(backend=None):
@@ -160,13 +247,13 @@ def preferred_blas_library(backend=None):
     With ``backend`` (a string or ``_BlasBackend``) sets the preference; returns the current one.
     """
     if backend is not None:
-        choice = _choice(backend, _BlasBackend, _BLAS_STRINGS)
+        choice = _choice("backplane.backends.cuda.preferred_blas_library", backend, _BlasBackend, _BLAS_STRINGS)
         if choice == "cublaslt" and not _C.built_with["cublaslt"]:
-            raise RuntimeError("Cannot set preferred backend to cuBLASLt if Backplane has not been compiled "
-                               "with cuBLASLt.")
-        if choice == "ck":
-            raise RuntimeError("Cannot set preferred blas backend to CK since following conditions are not true: "
-                               "architecture supported for CK: False, Backplane built with CK GEMM support: False")
+            raise _errors.runtime("backplane.backends.cuda.preferred_blas_library",
+                                  "Cannot set preferred backend to cuBLASLt if Backplane has not been compiled "
+                                  "with cuBLASLt.")
+        # "ck" is stored and read back, as on PyTorch's CUDA builds; GEMM dispatch finds no CK
+        # implementation here and keeps its default order (a preference reorders, never forces).
         _C.flag_set("cuda.preferred_blas_library", choice)
         if choice not in ("default", "cublas"):
             _experimental_warning("preferred_blas_library")
@@ -180,13 +267,14 @@ def preferred_linalg_library(backend=None):
     Validated before it is stored (PyTorch stores first; docs/differences.md).
     """
     if backend is not None:
-        choice = _choice(backend, _LinalgBackend, _LINALG_STRINGS)
+        subject = "backplane.backends.cuda.preferred_linalg_library"
+        choice = _choice(subject, backend, _LinalgBackend, _LINALG_STRINGS)
         if choice == "cusolver" and not _C.built_with["cusolver"]:
-            raise RuntimeError("Cannot set preferred backend to cuSOLVER if Backplane has not been compiled "
-                               "with cuSOLVER.")
+            raise _errors.runtime(subject, "Cannot set preferred backend to cuSOLVER if Backplane has not been "
+                                  "compiled with cuSOLVER.")
         if choice == "magma":
-            raise RuntimeError("Cannot set preferred backend to MAGMA if Backplane has not been compiled with "
-                               "MAGMA.")
+            raise _errors.runtime(subject, "Cannot set preferred backend to MAGMA if Backplane has not been "
+                                  "compiled with MAGMA.")
         _C.flag_set("cuda.preferred_linalg_library", choice)
         if choice != "default":
             _experimental_warning("preferred_linalg_library")
@@ -197,7 +285,8 @@ def preferred_rocm_fa_library(backend=None):
     """ROCm flash-attention library ("default", "aotriton", "ck"): held as state on CUDA builds."""
     if backend is not None:
         # PyTorch raises ValueError (not RuntimeError) for a wrong type here.
-        choice = _choice(backend, _ROCmFABackend, _ROCM_FA_STRINGS, type_error=ValueError)
+        choice = _choice("backplane.backends.cuda.preferred_rocm_fa_library", backend, _ROCmFABackend,
+                         _ROCM_FA_STRINGS, type_error=_errors.bad_value)
         _C.flag_set("cuda.preferred_rocm_fa_library", choice)
     return _ROCmFABackend(_C.flag_get("cuda.preferred_rocm_fa_library"))
 
@@ -212,8 +301,7 @@ def is_ck_sdpa_available():
 def _workspace(flag, size, effective):
     if size is not None:
         if isinstance(size, bool) or not isinstance(size, int):
-            raise TypeError(f"backplane.backends.cuda.{flag} expects an int number of bytes, "
-                            f"but got {type(size).__name__}")
+            raise _errors.bad_type(f"backplane.backends.cuda.{flag}", size, "an int number of bytes")
         _C.flag_set(f"cuda.{flag}", size)
     return effective()
 
@@ -224,7 +312,11 @@ def cublas_workspace_size(size=None):
 
 
 def cublaslt_workspace_size(size=None):
-    """cuBLASLt workspace in bytes (capped at the cuBLAS size when unified); ``size`` sets it."""
+    """cuBLASLt workspace in bytes; ``size`` sets it (overrides CUBLASLT_WORKSPACE_SIZE).
+
+    Capped at the cuBLAS size only when the workspaces are unified
+    (TORCH_CUBLAS_WORKSPACE_CACHE=1, as in PyTorch 2.15).
+    """
     return _workspace("cublaslt_workspace_size", size, _C.cublaslt_workspace_size)
 
 
@@ -233,9 +325,10 @@ def blas_workspace_size(size=None, backend=None):
     if backend is None:
         choice = preferred_blas_library().value
     else:
-        choice = _choice(backend, _BlasBackend, _BLAS_STRINGS, what="backend")
+        choice = _choice("backplane.backends.cuda.blas_workspace_size", backend, _BlasBackend, _BLAS_STRINGS,
+                         what="backend")
     if choice == "ck":
-        raise RuntimeError("CK backend does not use a workspace.")
+        raise _errors.runtime("backplane.backends.cuda.blas_workspace_size", "CK backend does not use a workspace.")
     if choice == "cublaslt":
         return cublaslt_workspace_size(size)
     return cublas_workspace_size(size)
@@ -281,7 +374,7 @@ def is_flash_attention_available():
 
 def _require_params(params, what):
     if not isinstance(params, SDPAParams):
-        raise TypeError(f"can_use_{what}_attention expects an SDPAParams, but got {type(params).__name__}")
+        raise _errors.bad_type(f"can_use_{what}_attention", params, "an SDPAParams")
 
 
 def _cannot_use(debug, what):
@@ -308,8 +401,8 @@ def _row_answer(params, debug, implementation, label):
     from ._dispatch import explain
 
     table = explain("sdpa", params.query, params.key, params.value, params.attn_mask,
-                    dropout_p=float(params.dropout), is_causal=float(params.is_causal),
-                    enable_gqa=float(params.enable_gqa))
+                    dropout_p=float(params.dropout), is_causal=bool(params.is_causal),
+                    enable_gqa=bool(params.enable_gqa))
     try:
         row = table.row(implementation)
         ok, reasons = row.status in ("chosen", "acceptable"), row.reasons

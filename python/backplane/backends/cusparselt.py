@@ -1,6 +1,7 @@
 """backplane.backends.cusparselt: NVIDIA's 2:4 structured-sparsity GEMM library."""
 
 from .. import _C
+from . import _props
 
 __all__ = ["version", "is_available", "get_max_alg_id"]
 
@@ -18,3 +19,6 @@ def is_available():
 def get_max_alg_id():
     """The largest cuSPARSELt algorithm id, or None when not built."""
     return _C.cusparselt_get_max_alg_id()
+
+
+_props.install_module_properties(__name__, "cusparselt")

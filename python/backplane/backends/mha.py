@@ -15,3 +15,6 @@ def set_fastpath_enabled(value):
     """Allows or forbids the fast path. A real bool is required (PyTorch takes anything truthy)."""
     _props.check_bool("mha.set_fastpath_enabled", value)
     _C.flag_set("mha.fastpath_enabled", value)
+
+
+_props.install_module_properties(__name__, "mha")

@@ -1,6 +1,7 @@
 """backplane.backends.mkl: Intel MKL, which is not part of this build (truthful answers)."""
 
-from .. import _C
+from .. import _C, _errors
+from . import _props
 
 __all__ = ["is_available", "VERBOSE_OFF", "VERBOSE_ON", "verbose"]
 
@@ -14,20 +15,25 @@ def is_available():
 
 
 class verbose:
-    """``with verbose(VERBOSE_ON)`` would turn on MKL's verbose lines; MKL is not built, so it raises."""
+    """``with verbose(VERBOSE_ON)`` would turn on MKL's verbose lines; MKL is not built, so it raises.
+
+    The level is checked on entry, as PyTorch checks it (``True`` is 1).
+    """
 
     def __init__(self, enable):
-        if isinstance(enable, bool) or enable not in (VERBOSE_OFF, VERBOSE_ON):
-            raise ValueError(f"backplane.backends.mkl.verbose: expected VERBOSE_OFF (0) or VERBOSE_ON (1), "
-                             f"got {enable!r}")
         self.enable = enable
 
     def __enter__(self):
-        if self.enable != VERBOSE_OFF and not is_available():
-            raise RuntimeError("backplane.backends.mkl.verbose: MKL is not built into Backplane "
-                               "(mkl.is_available() is False), so its verbose mode cannot be enabled; "
-                               "for oneDNN's use backplane.backends.mkldnn.verbose")
+        level = _props.verbose_level("backplane.backends.mkl.verbose", self.enable, ("VERBOSE_OFF (0)", "VERBOSE_ON (1)"))
+        if level != VERBOSE_OFF and not is_available():
+            raise _errors.runtime("backplane.backends.mkl.verbose",
+                                  "backplane.backends.mkl.verbose: MKL is not built into Backplane "
+                                  "(mkl.is_available() is False), so its verbose mode cannot be enabled; "
+                                  "for oneDNN's use backplane.backends.mkldnn.verbose")
         return self
 
     def __exit__(self, *exc):
         return False
+
+
+_props.install_module_properties(__name__, "mkl")

@@ -7,7 +7,7 @@ properties; ``matmul`` / ``conv`` / ``rnn`` hold their ``fp32_precision``.
 import contextlib
 import warnings
 
-from .. import _C
+from .. import _C, _errors
 from . import _props
 
 __all__ = ["is_available", "is_acl_available", "VERBOSE_OFF", "VERBOSE_ON", "VERBOSE_ON_CREATION", "verbose",
@@ -32,27 +32,29 @@ class verbose:
     """Scoped oneDNN verbose output (process-wide: oneDNN's switch is global).
 
     ``with verbose(VERBOSE_ON): ...`` prints oneDNN's own lines for the
-    primitives run inside. On exit the previous level comes back (PyTorch
+    primitives run inside. The level is checked on entry, as PyTorch checks
+    it (``True`` is level 1). On exit the previous level comes back (PyTorch
     always turns it off; docs/differences.md).
     """
 
     def __init__(self, level):
-        if isinstance(level, bool) or not isinstance(level, int) or level not in (0, 1, 2):
-            raise ValueError(f"backplane.backends.mkldnn.verbose: expected VERBOSE_OFF (0), VERBOSE_ON (1) or "
-                             f"VERBOSE_ON_CREATION (2), got {level!r}")
         self.level = level
         self._previous = None
 
     def __enter__(self):
-        if self.level != VERBOSE_OFF and not is_available():
-            raise RuntimeError("backplane.backends.mkldnn.verbose: oneDNN is not built into Backplane, so its "
-                               "verbose mode cannot be enabled")
+        level = _props.verbose_level("backplane.backends.mkldnn.verbose", self.level,
+                               ("VERBOSE_OFF (0)", "VERBOSE_ON (1)", "VERBOSE_ON_CREATION (2)"))
+        if level != VERBOSE_OFF and not is_available():
+            raise _errors.runtime("backplane.backends.mkldnn.verbose", "backplane.backends.mkldnn.verbose: oneDNN "
+                                  "is not built into Backplane, so its verbose mode cannot be enabled")
         self._previous = _C.flag_get("mkldnn.verbose_level")
-        _C.flag_set("mkldnn.verbose_level", self.level)
+        _C.flag_set("mkldnn.verbose_level", level)
         return self
 
     def __exit__(self, *exc):
-        _C.flag_set("mkldnn.verbose_level", self._previous)
+        if self._previous is not None:
+            _C.flag_set("mkldnn.verbose_level", self._previous)
+            self._previous = None
         return False
 
 
@@ -69,7 +71,8 @@ def _allow_tf32_assignments(allow):
 _flags_spec = _props.FlagsSpec([
     _props.flag_param("enabled", "mkldnn.enabled", False),
     _props.flag_param("deterministic", "mkldnn.deterministic", False),
-    ("allow_tf32", True, lambda: _C.flag_get("mkldnn.allow_tf32"), _allow_tf32_assignments),
+    # Read as the property reads it: None without an Intel GPU, as in PyTorch's snapshot.
+    ("allow_tf32", True, lambda: None, _allow_tf32_assignments),
     _props.flag_param("fp32_precision", "mkldnn.fp32_precision", "none"),
 ])
 

@@ -2,7 +2,7 @@
 
 import contextlib
 
-from .. import _C
+from .. import _C, _errors
 from . import _props
 
 __all__ = ["is_available", "flags", "set_flags"]
@@ -24,7 +24,7 @@ _flags_spec = _props.FlagsSpec([("enabled", False, lambda: _C.flag_get("nnpack.e
 def set_flags(_enabled):
     """Sets NNPACK's switch (None is refused, as in PyTorch); returns the previous value as a 1-tuple."""
     if _enabled is None:
-        raise TypeError("backplane.backends.nnpack.set_flags expects a bool, but got NoneType")
+        raise _errors.bad_type("backplane.backends.nnpack.set_flags", _enabled, "a bool")
     return _flags_spec.set_flags(_enabled)
 
 
@@ -32,6 +32,9 @@ def set_flags(_enabled):
 def flags(enabled=False):
     """Scoped NNPACK switch for this thread (PyTorch's default disables it)."""
     if enabled is None:
-        raise TypeError("backplane.backends.nnpack.flags expects a bool, but got NoneType")
+        raise _errors.bad_type("backplane.backends.nnpack.flags", enabled, "a bool")
     with _flags_spec.scope((enabled,)):
         yield
+
+
+_props.install_module_properties(__name__, "nnpack")

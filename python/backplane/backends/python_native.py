@@ -18,10 +18,10 @@ scopes (docs/differences.md).
 import contextlib
 import threading
 
-from .. import _C
+from .. import _C, _errors
 from . import _props
 
-__all__ = ["available_dsls", "all_dsls", "register", "lookup", "get_dsl_operations", "disable_operations",
+__all__ = ["DSLController", "available_dsls", "all_dsls", "register", "lookup", "get_dsl_operations", "disable_operations",
            "enable_operations", "operations_disabled", "is_operation_disabled", "is_dsl_disabled",
            "disable_dispatch_keys", "enable_dispatch_keys"]
 
@@ -59,12 +59,14 @@ def _scope(kind, names):
 
 
 def _check_name(what, value):
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"python_native: {what} must be a non-empty str, got {value!r}")
+    if not isinstance(value, str):
+        raise _errors.bad_type(f"backplane.backends.python_native: {what}", value, "a non-empty str")
+    if not value:
+        raise _errors.bad_value(f"backplane.backends.python_native: {what}", value, "a non-empty str")
     return value
 
 
-class DSL:
+class DSLController:
     """The controller of one registered DSL."""
 
     def __init__(self, name, version=None):
@@ -88,8 +90,9 @@ class DSL:
     def enabled(self, value):
         _props.check_bool(f"python_native.{self.name}.enabled", value)
         if _C.flags_frozen():
-            raise RuntimeError(f"not allowed to set {self.name} DSL flags after disable_global_flags; "
-                               "please use flags() context manager instead")
+            raise _errors.runtime(f"python_native.{self.name}.enabled",
+                                  f"not allowed to set {self.name} DSL flags after disable_global_flags; "
+                                  "please use flags() context manager instead")
         self.enable() if value else self.disable()
 
     def disable(self):
@@ -119,14 +122,14 @@ def register(dsl, op, fn, predicate=None, dispatch_key="CPU"):
     _check_name("op", op)
     _check_name("dispatch_key", dispatch_key)
     if not dsl.isidentifier() or dsl.startswith("_") or dsl in __all__:
-        raise ValueError(f"python_native.register: DSL name {dsl!r} must be an identifier that is not private "
-                         "and not one of the module's own names")
+        raise _errors.bad_value("python_native.register: dsl", dsl,
+                                "an identifier that is not private and not one of the module's own names")
     if not callable(fn):
-        raise TypeError(f"python_native.register: fn must be callable, got {type(fn).__name__}")
+        raise _errors.bad_type("python_native.register: fn", fn, "a callable")
     if predicate is not None and not callable(predicate):
-        raise TypeError(f"python_native.register: predicate must be callable or None, got {type(predicate).__name__}")
+        raise _errors.bad_type("python_native.register: predicate", predicate, "a callable or None")
     with _lock:
-        controller = _dsls.setdefault(dsl, DSL(dsl))
+        controller = _dsls.setdefault(dsl, DSLController(dsl))
         _overrides.append((dsl, op, fn, predicate, dispatch_key))
     return controller
 
@@ -145,43 +148,62 @@ def lookup(op, *args, dispatch_key="CPU", **kwargs):
     return None
 
 
-def get_dsl_operations(dsl_name):
-    """Sorted names of the ops ``dsl_name`` overrides ([] for an unknown DSL)."""
+# Parameter names are PyTorch 2.15's (op_symbols, op_symbol, dsl_name,
+# dispatch_keys, lib_symbol), so keyword calls written for it work.
+
+def get_dsl_operations(dsl_name, lib_symbol="aten"):
+    """Sorted names of the ops ``dsl_name`` overrides ([] for an unknown DSL).
+
+    ``lib_symbol`` is the operator library; every Backplane op is in the
+    default one ("aten"), so another library has none.
+    """
+    _check_name("lib_symbol", lib_symbol)
+    if lib_symbol != "aten":
+        return []
     with _lock:
         return sorted({o[1] for o in _overrides if o[0] == dsl_name})
 
 
-def disable_operations(*ops):
+def _checked_names(what, names):
+    # All checked before any is applied.
+    return [_check_name(what, n) for n in names]
+
+
+def disable_operations(*op_symbols):
+    names = _checked_names("op_symbol", op_symbols)
     with _lock:
-        _disabled["op"].update(_check_name("op", o) for o in ops)
+        _disabled["op"].update(names)
 
 
-def enable_operations(*ops):
+def enable_operations(*op_symbols):
+    names = _checked_names("op_symbol", op_symbols)
     with _lock:
-        _disabled["op"].difference_update(_check_name("op", o) for o in ops)
+        _disabled["op"].difference_update(names)
 
 
-def operations_disabled(*ops):
-    """A thread-local scope in which no override of ``ops`` runs."""
-    return _scope("op", [_check_name("op", o) for o in ops])
+def operations_disabled(*op_symbols):
+    """A thread-local scope in which no override of ``op_symbols`` runs."""
+    return _scope("op", _checked_names("op_symbol", op_symbols))
 
 
-def is_operation_disabled(op):
-    return _is_disabled("op", op)
+def is_operation_disabled(op_symbol):
+    return _is_disabled("op", op_symbol)
 
 
-def is_dsl_disabled(dsl):
-    return _is_disabled("dsl", dsl)
+def is_dsl_disabled(dsl_name):
+    return _is_disabled("dsl", dsl_name)
 
 
-def disable_dispatch_keys(*keys):
+def disable_dispatch_keys(*dispatch_keys):
+    names = _checked_names("dispatch_key", dispatch_keys)
     with _lock:
-        _disabled["key"].update(_check_name("dispatch_key", k) for k in keys)
+        _disabled["key"].update(names)
 
 
-def enable_dispatch_keys(*keys):
+def enable_dispatch_keys(*dispatch_keys):
+    names = _checked_names("dispatch_key", dispatch_keys)
     with _lock:
-        _disabled["key"].difference_update(_check_name("dispatch_key", k) for k in keys)
+        _disabled["key"].difference_update(names)
 
 
 def __getattr__(name):

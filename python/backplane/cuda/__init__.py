@@ -6,7 +6,7 @@ and ``device_count()`` is 0 (never an exception). ``unavailable_reason()``
 says why.
 """
 
-from .. import _C
+from .. import _C, _errors
 
 __all__ = [
     "is_built", "is_available", "unavailable_reason", "device_count", "get_device_name",
@@ -39,16 +39,15 @@ def _device_index(device):
     if device is None:
         return 0
     if isinstance(device, bool):
-        raise TypeError(f"expected a device index (int), \"cuda:N\" or None, but got {device!r}")
+        raise _errors.bad_type("device", device, "a device index (int), \"cuda:N\" or None")
     if isinstance(device, int):
         return device
     if isinstance(device, str):
         kind, _, index = device.partition(":")
         if kind == "cuda" and (index == "" or index.isdigit()):
             return int(index) if index else 0
-        raise ValueError(f"expected a CUDA device string \"cuda\" or \"cuda:N\", but got {device!r}")
-    raise TypeError(
-        f"expected a device index (int), \"cuda:N\" or None, but got {type(device).__name__}")
+        raise _errors.bad_value("device", device, "a CUDA device string \"cuda\" or \"cuda:N\"")
+    raise _errors.bad_type("device", device, "a device index (int), \"cuda:N\" or None")
 
 
 def get_device_name(device=None):

@@ -8,16 +8,6 @@
 
 namespace bp::cuda_impl {
 
-const char* gemm_dtype_name(GemmDtype d) {
-  switch (d) {
-    case GemmDtype::f32: return "float32";
-    case GemmDtype::f64: return "float64";
-    case GemmDtype::f16: return "float16";
-    case GemmDtype::bf16: return "bfloat16";
-  }
-  return "?";
-}
-
 std::optional<BlasOperand> as_blas_operand(const GemmMatrix& m) {
   // A dimension of size 1 leaves its stride free: any value is as good as the
   // one BLAS wants, so pick the layout that needs no copy.
@@ -32,24 +22,24 @@ std::optional<BlasOperand> as_blas_operand(const GemmMatrix& m) {
   return std::nullopt;
 }
 
-GemmKnobs read_gemm_knobs(GemmDtype dtype) {
+GemmKnobs read_gemm_knobs(DType dtype) {
   namespace mm = bp::backends::cuda::matmul;
   using bp::flags::ReducedPrecision;
   GemmKnobs k;
   switch (dtype) {
-    case GemmDtype::f32:
+    case DType::f32:
       k.tf32 = precision::resolved(precision::Backend::cuda, precision::Op::matmul) == flags::Precision::tf32;
       break;
-    case GemmDtype::f16:
-    case GemmDtype::bf16: {
-      const ReducedPrecision state = dtype == GemmDtype::f16 ? mm::allow_fp16_reduced_precision_reduction()
+    case DType::f16:
+    case DType::bf16: {
+      const ReducedPrecision state = dtype == DType::f16 ? mm::allow_fp16_reduced_precision_reduction()
                                                              : mm::allow_bf16_reduced_precision_reduction();
       k.disallow_reduced = state != ReducedPrecision::allowed;
       k.disallow_split_k = state == ReducedPrecision::no_reduced_no_splitk;
-      k.fp16_accumulation = dtype == GemmDtype::f16 && mm::allow_fp16_accumulation();
+      k.fp16_accumulation = dtype == DType::f16 && mm::allow_fp16_accumulation();
       break;
     }
-    case GemmDtype::f64: break;
+    case DType::f64: break;
   }
   return k;
 }

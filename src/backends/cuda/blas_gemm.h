@@ -16,10 +16,10 @@
 #include <optional>
 #include <string>
 
+#include "backplane/dtype.h"
+
 namespace bp::cuda_impl {
 
-enum class GemmDtype { f32, f64, f16, bf16 };
-const char* gemm_dtype_name(GemmDtype d);
 
 // A strided matrix in device memory: element (i, j) at data[i*rs + j*cs];
 // batch item b starts batch_stride elements further.
@@ -29,7 +29,7 @@ struct GemmMatrix {
 };
 
 struct GemmArgs {
-  GemmDtype dtype;  // of A, B and C
+  DType dtype;  // of A, B and C
   int device;
   int64_t batch = 1;
   GemmMatrix a;     // m x k
@@ -58,7 +58,7 @@ struct GemmKnobs {
   bool disallow_split_k = false;      // fp16/bf16: split-K forbidden as well (cuBLASLt only)
   bool fp16_accumulation = false;     // fp16: accumulate in fp16
 };
-GemmKnobs read_gemm_knobs(GemmDtype dtype);
+GemmKnobs read_gemm_knobs(DType dtype);
 
 // Why deterministic mode forbids cuBLAS here ("" when it does not): with
 // use_deterministic_algorithms(True), CUBLAS_WORKSPACE_CONFIG must be exactly

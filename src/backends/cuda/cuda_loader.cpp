@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "backplane_build_config.h"
+#include "backplane/log.h"
 #include "core/env.h"
 
 namespace bp::cuda {
@@ -54,6 +55,12 @@ Loaded load() {
     return out;
   }
   out.api = api;
+  // The library's one registration entry point fills the ops' CUDA slots.
+  // A failure leaves them unfilled ("not built") and is said once; CUDA
+  // itself stays usable.
+  char err[512] = {};
+  if (api->register_implementations(err, sizeof err) != 0)
+    log::warn(std::string("backplane_cuda could not register its implementations: ") + err);
   return out;
 }
 

@@ -24,11 +24,14 @@ bool first_device_is_sm90() {
 }  // namespace
 
 bool unified_workspace() {
+  // PyTorch 2.15 (spec section 20): the workspaces are unified only when
+  // TORCH_CUBLAS_WORKSPACE_CACHE is "1"; otherwise cuBLASLt's size follows
+  // CUBLASLT_WORKSPACE_SIZE (or the API) alone.
   static const bool unified = [] {
-    auto v = env::get("TORCH_CUBLASLT_UNIFIED_WORKSPACE");
-    if (!v) return true;  // on by default (spec 4.6)
-    auto b = env::check_torch_bool("TORCH_CUBLASLT_UNIFIED_WORKSPACE", *v);
-    return !b || *b;      // "unset or true", as PyTorch reads it
+    auto v = env::get("TORCH_CUBLAS_WORKSPACE_CACHE");
+    if (!v) return false;
+    auto b = env::check_torch_bool("TORCH_CUBLAS_WORKSPACE_CACHE", *v);
+    return b && *b;
   }();
   return unified;
 }

@@ -16,7 +16,7 @@ void connect_verbose_flag() {
   static std::once_flag once;
   std::call_once(once, [] {
     const flags::Id id = flags::Id::mkldnn_verbose_level;
-    flags::on_change(id, [id](int64_t level) {
+    flags::on_change(id, "oneDNN's own verbose switch (process-wide)", [id](int64_t level) {
       // The registration call carries the default: leave oneDNN's own env
       // (DNNL_VERBOSE) alone until the row is set by env or API.
       if (flags::source(id) == flags::Source::Default) return;

@@ -38,29 +38,29 @@ void gemm(GemmIsa isa, MatView<const Acc> a, MatView<const Acc> b, MatView<Acc> 
   }
 }
 
-// Element readers/writers for one AttnElem (f16/bf16 travel as raw bits).
-template <AttnElem kElem>
+// Element readers/writers for one element type (f16/bf16 travel as raw bits).
+template <DType kElem>
 struct Elem;
 template <>
-struct Elem<AttnElem::f32> {
+struct Elem<DType::f32> {
   using T = float;
   static float get(const T* p) { return *p; }
   static void put(T* p, double x) { *p = static_cast<float>(x); }
 };
 template <>
-struct Elem<AttnElem::f64> {
+struct Elem<DType::f64> {
   using T = double;
   static double get(const T* p) { return *p; }
   static void put(T* p, double x) { *p = x; }
 };
 template <>
-struct Elem<AttnElem::f16> {
+struct Elem<DType::f16> {
   using T = uint16_t;
   static float get(const T* p) { return half_bits_to_float(*p); }
   static void put(T* p, double x) { *p = half_bits_from_double(x); }
 };
 template <>
-struct Elem<AttnElem::bf16> {
+struct Elem<DType::bf16> {
   using T = uint16_t;
   static float get(const T* p) { return bfloat16_bits_to_float(*p); }
   static void put(T* p, double x) { *p = bfloat16_bits_from_double(x); }
@@ -93,7 +93,7 @@ class Buf {
 // A rows x cols block of a strided view, as a view usable by the GEMM: the
 // view itself when it already holds Acc, else a converted copy in `buf`
 // (f16 rows widened with F16C when `avx512`: the ISA the caller may use).
-template <AttnElem kElem, class Acc>
+template <DType kElem, class Acc>
 MatView<const Acc> block(const typename Elem<kElem>::T* base, int64_t rs, int64_t cs, int64_t rows, int64_t cols,
                          Buf<Acc>& buf, bool avx512) {
   using T = typename Elem<kElem>::T;
@@ -101,7 +101,7 @@ MatView<const Acc> block(const typename Elem<kElem>::T* base, int64_t rs, int64_
     return {base, rows, cols, rs, cs};
   } else {
     buf.resize(static_cast<std::size_t>(rows * cols));
-    if constexpr (kElem == AttnElem::f16 && std::is_same_v<Acc, float>) {
+    if constexpr (kElem == DType::f16 && std::is_same_v<Acc, float>) {
       // F16C widening, 16 values per instruction, where rows are contiguous.
       if (avx512 && cs == 1) {
         detail::widen_f16_rows_avx512(base, rs, rows, cols, buf.data());
@@ -166,14 +166,14 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // P then had to be transposed while packing (13% of the time at L = 4096 in
 // perf) and P·V had n = Ev = 64, a third of whose second 48-wide AVX-512
 // strip was wasted.
-template <AttnElem kElem, class Acc>
+template <DType kElem, class Acc>
 void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Buf<Acc>& sbuf,
               Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
               Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf) {
   using T = typename Elem<kElem>::T;
   // bf16 inputs stay bf16; f16 scores are read in place too (Note [bf16 flash]).
-  constexpr bool kBf16 = kElem == AttnElem::bf16;
-  constexpr bool kHalf = kBf16 || kElem == AttnElem::f16;
+  constexpr bool kBf16 = kElem == DType::bf16;
+  constexpr bool kHalf = kBf16 || kElem == DType::f16;
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   const int64_t nq = std::min(a.q_block, a.L - i0);
   const int64_t E = a.E, Ev = a.Ev;
@@ -247,9 +247,9 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   }
 }
 
-template <AttnElem kElem>
+template <DType kElem>
 void run_all(const FlashAttention& a) {
-  using Acc = std::conditional_t<kElem == AttnElem::f64, double, float>;
+  using Acc = std::conditional_t<kElem == DType::f64, double, float>;
   const int64_t q_blocks = (a.L + a.q_block - 1) / a.q_block;
   const int64_t tasks = a.batch * q_blocks;
   const int team = threads::team_size(tasks);  // Note [Team sizes]
@@ -297,10 +297,10 @@ double exp_shifted_sum(double* s, int64_t n, double shift, bool) {
 void flash_attention(const FlashAttention& args) {
   if (args.L == 0 || args.batch == 0 || args.Ev == 0) return;
   switch (args.elem) {
-    case AttnElem::f32: return run_all<AttnElem::f32>(args);
-    case AttnElem::f64: return run_all<AttnElem::f64>(args);
-    case AttnElem::f16: return run_all<AttnElem::f16>(args);
-    case AttnElem::bf16: return run_all<AttnElem::bf16>(args);
+    case DType::f32: return run_all<DType::f32>(args);
+    case DType::f64: return run_all<DType::f64>(args);
+    case DType::f16: return run_all<DType::f16>(args);
+    case DType::bf16: return run_all<DType::bf16>(args);
   }
 }
 

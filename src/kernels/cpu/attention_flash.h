@@ -17,11 +17,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "backplane/dtype.h"
 #include "kernels/cpu/gemm.h"
 
 namespace bp::kernels::cpu {
 
-enum class AttnElem { f16, bf16, f32, f64 };
 
 // One input of an attention kernel (flash and efficient): per batch entry
 // n, element (r, c) is at data[off[n] + r * rs + c * cs] (f16/bf16 as raw bits).
@@ -32,7 +32,7 @@ struct AttnOperand {
 };
 
 struct FlashAttention {
-  AttnElem elem = AttnElem::f32;  // q, k, v and out element type (f16/bf16 as raw bits)
+  DType elem = DType::f32;  // q, k, v and out element type (f16/bf16 as raw bits)
   int64_t batch = 1, L = 0, S = 0, E = 0, Ev = 0;
   AttnOperand q, k, v;
   AttnOperand mask;  // additive, Acc type (float, or double for f64); data null when none

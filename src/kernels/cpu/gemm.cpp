@@ -30,7 +30,6 @@
 namespace bp::kernels::cpu {
 
 using detail::GemmKernel;
-using detail::GemmSrc;
 
 const char* gemm_isa_name(GemmIsa isa) {
   switch (isa) {
@@ -70,7 +69,7 @@ void require_supported(GemmIsa isa, const char* fn) {
   }
 }
 
-const GemmKernel<float>* kernel_f32(GemmIsa isa, GemmSrc src, const char* fn) {
+const GemmKernel<float>* kernel_f32(GemmIsa isa, DType src, const char* fn) {
   require_supported(isa, fn);
   const GemmKernel<float>* k = nullptr;
   switch (isa) {
@@ -363,7 +362,7 @@ Problem<Acc> make_problem(const char* fn, MatView<const T> a, MatView<const T> b
 
 void gemm_f32(GemmIsa isa, MatView<const float> a, MatView<const float> b, MatView<float> c, float alpha,
               float beta) {
-  run(*kernel_f32(isa, GemmSrc::f32, "gemm_f32"), make_problem("gemm_f32", a, b, c, alpha, beta));
+  run(*kernel_f32(isa, DType::f32, "gemm_f32"), make_problem("gemm_f32", a, b, c, alpha, beta));
 }
 
 void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, MatView<double> c, double alpha,
@@ -373,12 +372,12 @@ void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, Mat
 
 void gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
                float beta) {
-  run(*kernel_f32(isa, GemmSrc::bf16, "gemm_bf16"), make_problem("gemm_bf16", a, b, c, alpha, beta));
+  run(*kernel_f32(isa, DType::bf16, "gemm_bf16"), make_problem("gemm_bf16", a, b, c, alpha, beta));
 }
 
 void gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
               float beta) {
-  run(*kernel_f32(isa, GemmSrc::f16, "gemm_f16"), make_problem("gemm_f16", a, b, c, alpha, beta));
+  run(*kernel_f32(isa, DType::f16, "gemm_f16"), make_problem("gemm_f16", a, b, c, alpha, beta));
 }
 
 }  // namespace bp::kernels::cpu

@@ -84,13 +84,13 @@ constexpr GemmKernel<double> f64_kernel{kMR, kNR64, 1, 8, 168, 256, 2048,
 
 }  // namespace
 
-const GemmKernel<float>* gemm_kernel_f32_avx512(GemmSrc src) {
+const GemmKernel<float>* gemm_kernel_f32_avx512(DType src) {
   switch (src) {
-    case GemmSrc::f32:
+    case DType::f32:
       return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>>;
-    case GemmSrc::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
-    case GemmSrc::f16: return &f32_kernel<uint16_t, CvtF16ToF32Hw>;
-    case GemmSrc::f64: return nullptr;
+    case DType::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
+    case DType::f16: return &f32_kernel<uint16_t, CvtF16ToF32Hw>;
+    case DType::f64: return nullptr;
   }
   return nullptr;
 }

@@ -162,16 +162,16 @@ constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
 
 }  // namespace
 
-const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(GemmSrc src) {
+const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src) {
   switch (src) {
     // The medium path has no direct kernel: its B must be rounded to bf16,
     // which packing does once per element.
-    case GemmSrc::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr>;
-    case GemmSrc::bf16:
+    case DType::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr>;
+    case DType::bf16:
       return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32, &pack_b_bf16_pairs,
                           &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>>;
-    case GemmSrc::f16: return &f16_kernel;
-    case GemmSrc::f64: return nullptr;
+    case DType::f16: return &f16_kernel;
+    case DType::f64: return nullptr;
   }
   return nullptr;
 }

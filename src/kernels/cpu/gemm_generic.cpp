@@ -35,12 +35,12 @@ constexpr GemmKernel<double> f64_kernel{kMR64, kNR64, 1, 8, 128, 256, 4096,
 
 }  // namespace
 
-const GemmKernel<float>* gemm_kernel_f32_generic(GemmSrc src) {
+const GemmKernel<float>* gemm_kernel_f32_generic(DType src) {
   switch (src) {
-    case GemmSrc::f32: return &f32_kernel<float, CvtSame>;
-    case GemmSrc::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
-    case GemmSrc::f16: return &f32_kernel<uint16_t, CvtF16ToF32Soft>;
-    case GemmSrc::f64: return nullptr;
+    case DType::f32: return &f32_kernel<float, CvtSame>;
+    case DType::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
+    case DType::f16: return &f32_kernel<uint16_t, CvtF16ToF32Soft>;
+    case DType::f64: return nullptr;
   }
   return nullptr;
 }

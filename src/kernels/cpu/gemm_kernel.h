@@ -22,10 +22,12 @@
 
 #include <cstdint>
 
+#include "backplane/dtype.h"
+
 namespace bp::kernels::cpu::detail {
 
-// The element type of the caller's A and B.
-enum class GemmSrc { f32, f64, bf16, f16 };
+// The element type of the caller's A and B is a bp::DType (f32, f64, bf16, f16).
+using bp::DType;
 
 // Packs `lines` lines of a strided source (element p of line l at
 // src[l * ls + p * ks], elements of the source dtype) with `k` elements each
@@ -68,12 +70,12 @@ struct GemmKernel {
 };
 
 // Each ISA file's table: nullptr when it has no kernel for that source type.
-const GemmKernel<float>* gemm_kernel_f32_generic(GemmSrc src);
+const GemmKernel<float>* gemm_kernel_f32_generic(DType src);
 const GemmKernel<double>* gemm_kernel_f64_generic();
-const GemmKernel<float>* gemm_kernel_f32_avx2(GemmSrc src);
+const GemmKernel<float>* gemm_kernel_f32_avx2(DType src);
 const GemmKernel<double>* gemm_kernel_f64_avx2();
-const GemmKernel<float>* gemm_kernel_f32_avx512(GemmSrc src);
+const GemmKernel<float>* gemm_kernel_f32_avx512(DType src);
 const GemmKernel<double>* gemm_kernel_f64_avx512();
-const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(GemmSrc src);
+const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src);
 
 }  // namespace bp::kernels::cpu::detail

@@ -1,25 +1,17 @@
 // The matmul front end: torch.matmul semantics (1-D and N-D, batch
 // broadcasting), addmm and linear, all reduced to one batched problem
-// (Note [Matmul params]) and handed to dispatch.
-//
-// How to add an op like this one: 1. create src/ops/<op>/ with params.h (the
-// parameter struct and problem_of), checks.h/.cpp, impl_list.h/.cpp (define
-// the op with dispatch::define_op, add its implementations in order, the
-// reference last) and one <op>_<library>.cpp per implementation; 2. write
-// this front end: validate, build params, dispatch::execute; 3. register an
-// explainer (bottom of this file) so explain works from Python and the CLI;
-// 4. add the public header include/backplane/ops/<op>.h, bindings, and a
-// bench plug-in (tools/backplane/bench_<op>.cpp) with shapes in
-// bench/shapes/<op>/. docs/dispatch.md has the longer version.
+// (Note [Matmul params]) and handed to dispatch; op.cpp declares the op and
+// its entries (docs/adding_an_op.md).
 
 #include "backplane/ops/matmul.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/tensor_internal.h"
-#include "core/threads.h"
-#include "ops/matmul/impl_list.h"
+#include "ops/matmul/front.h"
+#include "ops/matmul/impls.h"
 #include "ops/matmul/params.h"
 
 namespace bp {
@@ -27,11 +19,13 @@ namespace {
 
 using ops::matmul::Params;
 
+// Floats, and the integers PyTorch multiplies on the CPU (exact, wrapping
+// as two's complement does: only ref:any takes them).
 void check_tensor(const char* op, const char* name, const Tensor& t) {
   if (!t.defined()) throw_bad_value(op, std::string(name) + " undefined", std::string("a defined tensor for ") + name);
-  if (!is_floating(t.dtype()))
+  if (!is_floating(t.dtype()) && !is_integral(t.dtype()))
     throw_bad_value(op, std::string(name) + " of dtype " + dtype_name(t.dtype()),
-                    "float16, bfloat16, float32 or float64 tensors");
+                    "float16, bfloat16, float32, float64, int8, int32 or int64 tensors");
 }
 
 void check_same(const char* op, const char* an, const Tensor& a, const char* bn, const Tensor& b) {
@@ -41,33 +35,6 @@ void check_same(const char* op, const char* an, const Tensor& a, const char* bn,
   if (a.device() != b.device())
     throw_bad_value(op, std::string(an) + " on " + a.device().str() + " and " + bn + " on " + b.device().str(),
                     "tensors on one device");
-}
-
-// NumPy broadcasting of two shapes; ValueError naming both when impossible.
-Shape broadcast(const char* op, const char* what, const Shape& x, const Shape& y) {
-  const std::size_t n = std::max(x.size(), y.size());
-  Shape out(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const int64_t a = i < n - x.size() ? 1 : x[i - (n - x.size())];
-    const int64_t b = i < n - y.size() ? 1 : y[i - (n - y.size())];
-    if (a != b && a != 1 && b != 1)
-      throw_bad_value(op, std::string(what) + " " + detail::shape_str(x) + " and " + detail::shape_str(y),
-                      "broadcastable shapes (each dim equal, or 1)");
-    out[i] = a == 1 ? b : a;
-  }
-  return out;
-}
-
-// A view of t with its shape broadcast to `shape` (stride 0 where t has size
-// 1 or lacks the dim): nothing is copied.
-Tensor expand(const Tensor& t, const Shape& shape) {
-  Shape strides(shape.size(), 0);
-  const std::size_t lead = shape.size() - static_cast<std::size_t>(t.ndim());
-  for (std::size_t i = lead; i < shape.size(); ++i) {
-    const int64_t d = static_cast<int64_t>(i - lead);
-    strides[i] = t.size(d) == 1 && shape[i] != 1 ? 0 : t.stride(d);
-  }
-  return Tensor::from_storage(t.storage(), shape, strides, t.storage_offset(), t.dtype());
 }
 
 // a view of a 1-D tensor as a [1, k] row or a [k, 1] column.
@@ -98,16 +65,17 @@ Params make_params(const char* op, const Tensor& a_in, const Tensor& b_in, Shape
   p.m = a.size(-2);
   p.k = a.size(-1);
   p.n = b.size(-1);
-  p.batch_shape = broadcast(op, "batch shapes", Shape(a.shape().begin(), a.shape().end() - 2),
-                            Shape(b.shape().begin(), b.shape().end() - 2));
+  p.batch_shape = broadcast_shapes(op, {{"a batch", Shape(a.shape().begin(), a.shape().end() - 2)},
+                                        {"b batch", Shape(b.shape().begin(), b.shape().end() - 2)}},
+                                    "batch shapes");
   p.batch = 1;
   for (int64_t d : p.batch_shape) p.batch *= d;
   Shape a_shape = p.batch_shape, b_shape = p.batch_shape, out_shape = p.batch_shape;
   a_shape.insert(a_shape.end(), {p.m, p.k});
   b_shape.insert(b_shape.end(), {p.k, p.n});
   out_shape.insert(out_shape.end(), {p.m, p.n});
-  p.a = expand(a, a_shape);
-  p.b = expand(b, b_shape);
+  p.a = a.expand(a_shape);
+  p.b = b.expand(b_shape);
   p.out = Tensor::empty(out_shape, p.dtype, p.device);
   result = p.batch_shape;
   if (a_in.ndim() > 1) result.push_back(p.m);
@@ -116,6 +84,11 @@ Params make_params(const char* op, const Tensor& a_in, const Tensor& b_in, Shape
 }
 
 void attach_bias(const char* op, Params& p, const Tensor& bias, double beta, double alpha) {
+  // PyTorch's rule for integer products: the scalars must be integers too.
+  for (const auto& [name, x] : {std::pair{"alpha", alpha}, std::pair{"beta", beta}})
+    if (is_integral(p.dtype) && x != std::floor(x))
+      throw_bad_value(op, std::string(name) + " " + ops::value_text(x) + " for " + dtype_name(p.dtype) + " tensors",
+                      std::string("an integral ") + name + " for integer tensors");
   p.alpha = alpha;
   p.beta = bias.defined() ? beta : 0.0;
   if (!bias.defined()) return;
@@ -128,28 +101,29 @@ void attach_bias(const char* op, Params& p, const Tensor& bias, double beta, dou
   if (!fits)
     throw_bad_value(op, "bias " + detail::shape_str(bias.shape()) + " for a product of shape " + detail::shape_str(out),
                     "a bias broadcastable to the product's shape");
-  p.bias = expand(bias, out);
+  p.bias = bias.expand(out);
 }
 
-Tensor run(Params& p, const Shape& result) {
-  if (p.out.numel() > 0) {
-    threads::apply_num_threads_to_this_thread();
-    if (p.k == 0) {
-      // An empty sum: out = beta * bias, or zeros.
-      ops::matmul::for_each_gemm(p, [&](const ops::matmul::Gemm2D& g) {
+// The call of a prepared problem. An empty float sum (k == 0) runs no
+// implementation: out is beta * bias, or zeros. (ref:any, the only
+// implementation of integer products, handles their empty sums itself.)
+ops::Call to_call(Params params, Shape result) {
+  auto p = std::make_shared<Params>(std::move(params));
+  ops::Call c;
+  c.op = &ops::matmul::matmul_op();
+  c.problem = ops::matmul::problem_of(*p);
+  c.params = p;
+  c.compute = p->out.numel() > 0 && (p->k > 0 || is_integral(p->dtype));
+  c.result = [p, result = std::move(result)]() -> ops::ArgValue {
+    if (p->k == 0 && p->out.numel() > 0 && is_floating(p->dtype))
+      ops::matmul::for_each_gemm(*p, [&](const ops::matmul::Gemm2D& g) {
         if (g.beta != 0) return;
-        const std::size_t bytes = (p.dtype == DType::f64 ? 8 : 4) * static_cast<std::size_t>(p.m * p.n);
+        const std::size_t bytes = (p->dtype == DType::f64 ? 8 : 4) * static_cast<std::size_t>(p->m * p->n);
         std::memset(g.c, 0, bytes);
       });
-    } else {
-      dispatch::execute(ops::matmul::matmul_op(), ops::matmul::problem_of(p), &p);
-    }
-  }
-  return p.out.reshape(result);
-}
-
-dispatch::Decision explain_params(const Params& p) {
-  return dispatch::explain(ops::matmul::matmul_op(), ops::matmul::problem_of(p), &p);
+    return p->out.reshape(result);
+  };
+  return c;
 }
 
 void check_2d(const char* op, const char* name, const Tensor& t) {
@@ -180,66 +154,54 @@ Params linear_params(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   return p;
 }
 
-double option(const std::map<std::string, double>& options, const char* name, double fallback) {
-  auto it = options.find(name);
-  return it == options.end() ? fallback : it->second;
-}
-
-void check_arg_count(const char* op, const std::vector<Tensor>& args, std::size_t lo, std::size_t hi,
-                     const char* form) {
-  if (args.size() < lo || args.size() > hi)
-    throw_bad_value(std::string("explain(") + op + ")", std::to_string(args.size()) + " tensors", form);
-}
-
-[[maybe_unused]] const bool explainers_registered = [] {
-  dispatch::register_explainer("matmul", [](const std::vector<Tensor>& t, const std::map<std::string, double>&) {
-    check_arg_count("matmul", t, 2, 2, "2 tensors (a, b)");
-    return explain_matmul(t[0], t[1]);
-  });
-  dispatch::register_explainer("addmm", [](const std::vector<Tensor>& t, const std::map<std::string, double>& o) {
-    check_arg_count("addmm", t, 3, 3, "3 tensors (bias, a, b)");
-    return explain_addmm(t[0], t[1], t[2], option(o, "beta", 1.0), option(o, "alpha", 1.0));
-  });
-  dispatch::register_explainer("linear", [](const std::vector<Tensor>& t, const std::map<std::string, double>&) {
-    check_arg_count("linear", t, 2, 3, "2 or 3 tensors (x, weight[, bias])");
-    return explain_linear(t[0], t[1], t.size() == 3 ? t[2] : Tensor());
-  });
-  return true;
-}();
-
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+namespace ops::matmul {
+
+Call prepare_matmul(const Tensor& a, const Tensor& b) {
   Shape result;
   Params p = make_params("matmul", a, b, result);
-  return run(p, result);
+  return to_call(std::move(p), std::move(result));
 }
 
-Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
+Call prepare_addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
   Shape result;
   Params p = addmm_params(bias, a, b, beta, alpha, result);
-  return run(p, result);
+  return to_call(std::move(p), std::move(result));
+}
+
+Call prepare_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  Shape result;
+  Params p = linear_params(x, weight, bias, result);
+  return to_call(std::move(p), std::move(result));
+}
+
+}  // namespace ops::matmul
+
+namespace {
+Tensor tensor_of(const ops::ArgValue& v) { return std::get<Tensor>(v); }
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) { return tensor_of(ops::run(ops::matmul::prepare_matmul(a, b))); }
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  return tensor_of(ops::run(ops::matmul::prepare_addmm(bias, a, b, beta, alpha)));
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  Shape result;
-  Params p = linear_params(x, weight, bias, result);
-  return run(p, result);
+  return tensor_of(ops::run(ops::matmul::prepare_linear(x, weight, bias)));
 }
 
 dispatch::Decision explain_matmul(const Tensor& a, const Tensor& b) {
-  Shape result;
-  return explain_params(make_params("matmul", a, b, result));
+  return ops::explain(ops::matmul::prepare_matmul(a, b));
 }
 
 dispatch::Decision explain_addmm(const Tensor& bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
-  Shape result;
-  return explain_params(addmm_params(bias, a, b, beta, alpha, result));
+  return ops::explain(ops::matmul::prepare_addmm(bias, a, b, beta, alpha));
 }
 
 dispatch::Decision explain_linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  Shape result;
-  return explain_params(linear_params(x, weight, bias, result));
+  return ops::explain(ops::matmul::prepare_linear(x, weight, bias));
 }
 
 }  // namespace bp

@@ -8,7 +8,8 @@
 
 #include "kernels/cpu/gemm.h"
 #include "ops/matmul/checks.h"
-#include "ops/matmul/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "ops/matmul/impls.h"
 
 namespace bp::ops::matmul {
 namespace {
@@ -41,7 +42,7 @@ void run_builtin(const Params& p) {
       }
       default: throw_bad_value("matmul", dtype_name(p.dtype), "float16, bfloat16, float32 or float64");
     }
-  });
+  }, Isa);  // the rounding of 16-bit outputs under the same ISA (and cap)
 }
 
 std::optional<dispatch::Availability> hardware(GemmIsa isa) {
@@ -53,21 +54,20 @@ std::optional<dispatch::Availability> hardware(GemmIsa isa) {
 
 template <GemmIsa Isa>
 std::unique_ptr<dispatch::Implementation> make() {
-  using dispatch::Check;
-  std::vector<Check<Params>> list = {{"device", checks::cpu_device}};
+  using namespace dispatch::checks;
+  using backends::cpu::CpuCapability;
+  std::vector<dispatch::Check<Params>> list;
   dispatch::Properties props;
   props.workspace = "packed panels of A and B (per thread, reused)";
   if constexpr (Isa == GemmIsa::avx512_bf16) {
-    list.push_back({"dtype", checks::f32_or_bf16});
-    list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability}});
-    list.push_back({"precision", checks::bf16_permitted, checks::precision_flags()});
+    list.push_back(dtype_in<Params>({DType::f32, DType::bf16}));
+    list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx512));
+    list.push_back(checks::bf16_permitted());
     props.reduced = dispatch::kBf16;
   } else {
-    list.push_back({"dtype", checks::any_float});
-    if constexpr (Isa == GemmIsa::avx512)
-      list.push_back({"capability", checks::capability_avx512, {flags::Id::cpu_capability}});
-    if constexpr (Isa == GemmIsa::avx2)
-      list.push_back({"capability", checks::capability_avx2, {flags::Id::cpu_capability}});
+    list.push_back(dtype_in<Params>({DType::f16, DType::bf16, DType::f32, DType::f64}));
+    if constexpr (Isa == GemmIsa::avx512) list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx512));
+    if constexpr (Isa == GemmIsa::avx2) list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx2));
   }
   return std::make_unique<dispatch::Impl<Params>>(
       std::string("builtin:") + kernels::cpu::gemm_isa_name(Isa), "cpu", props, std::move(list), run_builtin<Isa>,

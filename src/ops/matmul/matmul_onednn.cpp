@@ -17,7 +17,9 @@
 
 #include "backplane/runtime.h"
 #include "ops/matmul/checks.h"
-#include "ops/matmul/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "backplane/precision.h"
+#include "ops/matmul/impls.h"
 
 namespace bp::ops::matmul {
 namespace {
@@ -85,7 +87,10 @@ void round_to_bf16(const float* src, int64_t rows, int64_t cols, int64_t rs, int
 }
 
 void run_onednn(const Params& p) {
-  const bool to_bf16 = p.dtype == DType::f32 && checks::bf16_allowed_for_f32();
+  // The bf16 permission is not a check (oneDNN takes f32 either way) but a
+  // choice of arithmetic, so the run reads the precision tree (run_reads).
+  const bool to_bf16 = p.dtype == DType::f32 && precision::resolved(precision::Backend::mkldnn, precision::Op::matmul) ==
+                                                    flags::Precision::bf16;
   StoragePtr staging;
   uint16_t *a16 = nullptr, *b16 = nullptr;
   if (to_bf16) {
@@ -113,7 +118,7 @@ void run_onednn(const Params& p) {
       memory cm(c_desc(key), engine(), g.c);
       prim.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       stream.wait();
-    });
+    }, kernels::cpu::GemmIsa::avx512);  // oneDNN picks its own ISA too: the widest the hardware has
   } catch (const dnnl::error& e) {
     throw_runtime("onednn:matmul", std::string("oneDNN failed: ") + e.what());
   }
@@ -125,13 +130,13 @@ std::unique_ptr<dispatch::Implementation> make_onednn_matmul() {
   dispatch::Properties props;
   props.reduced = dispatch::kBf16;
   props.workspace = "A and B as bf16 under the bf16 precision permission";
-  return std::make_unique<dispatch::Impl<Params>>(
-      "onednn:matmul", "onednn", props,
-      std::vector<dispatch::Check<Params>>{{"device", checks::cpu_device},
-                                           {"enabled", checks::mkldnn_enabled, {flags::Id::mkldnn_enabled}},
-                                           {"dtype", checks::f32_or_bf16},
-                                           {"layout", checks::blas_layout}},
-      run_onednn, checks::precision_flags());
+  using namespace dispatch::checks;
+  std::vector<dispatch::Check<Params>> list;
+  list.push_back(enabled<Params>(flags::Id::mkldnn_enabled));
+  list.push_back(dtype_in<Params>({DType::f32, DType::bf16}));
+  list.push_back({"layout", checks::blas_layout});
+  return std::make_unique<dispatch::Impl<Params>>("onednn:matmul", "onednn", props, std::move(list), run_onednn,
+                                                  precision::path(precision::Backend::mkldnn, precision::Op::matmul));
 }
 
 }  // namespace bp::ops::matmul

@@ -8,7 +8,8 @@
 #include <cblas.h>
 
 #include "ops/matmul/checks.h"
-#include "ops/matmul/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "ops/matmul/impls.h"
 
 namespace bp::ops::matmul {
 namespace {
@@ -51,13 +52,11 @@ void run_openblas(const Params& p) {
 std::unique_ptr<dispatch::Implementation> make_openblas_gemm() {
   dispatch::Properties props;
   props.workspace = "OpenBLAS's own buffers";
-  return std::make_unique<dispatch::Impl<Params>>(
-      "openblas:gemm", "openblas", props,
-      std::vector<dispatch::Check<Params>>{{"device", checks::cpu_device},
-                                           {"dtype", checks::f32_or_f64},
-                                           {"layout", checks::blas_layout},
-                                           {"size", checks::blas_int_range}},
-      run_openblas);
+  std::vector<dispatch::Check<Params>> list;
+  list.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64}));
+  list.push_back({"layout", checks::blas_layout});
+  list.push_back({"size", checks::blas_int_range});
+  return std::make_unique<dispatch::Impl<Params>>("openblas:gemm", "openblas", props, std::move(list), run_openblas);
 }
 
 }  // namespace bp::ops::matmul

@@ -17,6 +17,7 @@
 
 #include "backplane/dispatch.h"
 #include "backplane/tensor.h"
+#include "kernels/cpu/gemm.h"
 
 namespace bp::ops::matmul {
 
@@ -31,7 +32,7 @@ struct Params {
   bool has_bias() const { return bias.defined() && beta != 0.0; }
 };
 
-// The problem dispatch sees: dims (batch, m, n, k), dtype, layout class.
+// The problem dispatch sees: dims (batch, m, n, k: the op's signature), dtype, layout class.
 enum LayoutBits : uint32_t {
   kATransposed = 1u << 0,  // a's rows are unit-stride (a transposed view)
   kBTransposed = 1u << 1,
@@ -54,8 +55,11 @@ struct Gemm2D {
 
 // Calls gemm once per batch entry with c prepared (Note [Matmul params]):
 // beta * bias written into c when there is a bias, and for f16/bf16 outputs
-// c is an fp32 workspace rounded into out afterwards.
-void for_each_gemm(const Params& p, const std::function<void(const Gemm2D&)>& gemm);
+// c is an fp32 workspace rounded into out afterwards, with the conversion
+// variant `round_isa` (an implementation passes its own ISA, so the CPU
+// capability cap it was chosen under applies to its rounding too).
+void for_each_gemm(const Params& p, const std::function<void(const Gemm2D&)>& gemm,
+                   kernels::cpu::GemmIsa round_isa = kernels::cpu::GemmIsa::generic);
 
 // Element offset of batch entry `index` in a tensor whose leading dims are
 // p.batch_shape.

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "backplane/flags.h"
+#include "backplane/dispatch_checks.h"
 #include "core/tensor_internal.h"
 
 namespace bp::ops::sdpa::checks {
@@ -23,20 +23,6 @@ std::string num_text(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", x);
   return buf;
-}
-
-bool cpu_device(const Params& p, Reasons& r) {
-  return p.device.is_cpu() || r.fail("cpu tensors", [&] { return p.device.str(); });
-}
-
-bool flash_enabled(const Params&, Reasons& r) {
-  return backends::cuda::flash_sdp_enabled() ||
-         r.fail("flash attention enabled (backends.cuda.enable_flash_sdp(True))", "disabled");
-}
-
-bool math_enabled(const Params&, Reasons& r) {
-  return backends::cuda::math_sdp_enabled() ||
-         r.fail("math attention enabled (backends.cuda.enable_math_sdp(True))", "disabled");
 }
 
 bool no_dropout(const Params& p, Reasons& r) {
@@ -96,15 +82,8 @@ bool last_dim_stride(const Params& p, Reasons& r) {
   });
 }
 
-bool float_dtype(const Params& p, Reasons& r) {
-  const DType d = p.dtype;
-  return d == DType::f32 || d == DType::f64 || d == DType::bf16 || d == DType::f16 ||
-         r.fail("float32, float64, bfloat16 or float16", dtype_name(d));
-}
-
-bool mem_efficient_enabled(const Params&, Reasons& r) {
-  return backends::cuda::mem_efficient_sdp_enabled() ||
-         r.fail("memory-efficient attention enabled (backends.cuda.enable_mem_efficient_sdp(True))", "disabled");
+dispatch::Check<Params> float_dtype() {
+  return dispatch::checks::dtype_in<Params>({DType::f32, DType::f64, DType::bf16, DType::f16});
 }
 
 // PyTorch's check_head_dim_size_mem_efficient without the CUDA GEMM

@@ -16,9 +16,8 @@ using dispatch::Reasons;
 // A number as the reasons and errors print it ("%g": 0.1, 1e-05).
 std::string num_text(double x);
 
-bool cpu_device(const Params& p, Reasons& r);       // "device": cpu tensors
-bool flash_enabled(const Params& p, Reasons& r);    // "enabled": cuda.flash_sdp_enabled
-bool math_enabled(const Params& p, Reasons& r);     // "enabled": cuda.math_sdp_enabled
+// The enable switches ("enabled") and dtypes are building blocks
+// (backplane/dispatch_checks.h); these read no flag.
 bool no_dropout(const Params& p, Reasons& r);       // "dropout": dropout_p == 0
 bool four_dims(const Params& p, Reasons& r);        // "dims": q, k, v 4-D
 bool batch_and_heads(const Params& p, Reasons& r);  // "batch_heads": equal batch; heads equal, or GQA
@@ -26,10 +25,9 @@ bool mask_shape(const Params& p, Reasons& r);       // "mask_shape": spec §4.10
 bool head_dims_equal(const Params& p, Reasons& r);  // "head_dim": q, k, v last dims equal
 bool nonzero_seq_lens(const Params& p, Reasons& r);  // "seq_len": L > 0 and S > 0
 bool last_dim_stride(const Params& p, Reasons& r);   // "stride": stride(-1) == 1 (size-1 dims exempt)
-bool float_dtype(const Params& p, Reasons& r);       // "dtype": f32, f64, bf16, f16
+dispatch::Check<Params> float_dtype();               // "dtype": f32, f64, bf16, f16
 
 // efficient:cpu only.
-bool mem_efficient_enabled(const Params& p, Reasons& r);  // "enabled": cuda.mem_efficient_sdp_enabled
 bool qk_head_dims(const Params& p, Reasons& r);           // "head_dim": q, k last dims equal, q and v ones > 0
 bool last_dim_stride_strict(const Params& p, Reasons& r);  // "stride": stride(-1) == 1, size-1 dims not exempt
 

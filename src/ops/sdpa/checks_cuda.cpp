@@ -9,7 +9,7 @@
 
 #include "backends/cuda/cuda_loader.h"
 #include "backends/probes.h"
-#include "backplane/flags.h"
+#include "backplane/dispatch_checks.h"
 #include "ops/sdpa/checks.h"
 
 namespace bp::ops::sdpa::cuda_checks {
@@ -54,13 +54,10 @@ CudaSdpaEnv cuda_env_of(const Params& p) {
   return envs[static_cast<std::size_t>(index)];
 }
 
-bool cuda_device(const Params& p, Reasons& r) {
-  return p.device.is_cuda() || r.fail("cuda tensors", [&] { return p.device.str(); });
-}
-
-bool cudnn_enabled(const Params&, Reasons& r) {
-  return backends::cuda::cudnn_sdp_enabled() ||
-         r.fail("cuDNN attention enabled (backends.cuda.enable_cudnn_sdp(True))", "disabled");
+bool math_cuda_view_dims(const Params& p, Reasons& r) {
+  const auto ext = static_cast<int>(p.ext_shape.size());
+  return ext + 2 <= kMathCudaMaxViewDims ||
+         r.fail("at most " + std::to_string(kMathCudaMaxViewDims - 2) + " batch dims", std::to_string(ext));
 }
 
 bool cudnn_version(const Params& p, const CudaSdpaEnv& env, Reasons& r) {
@@ -142,8 +139,8 @@ std::vector<dispatch::Check<Params>> cudnn_checks() {
   using C = dispatch::Check<Params>;
   std::vector<C> list;  // pushed one by one: GCC 12 trips over braced lists of Checks
   list.push_back(C{"cudnn_version", version_here});
-  list.push_back(C{"enabled", cudnn_enabled, {flags::Id::cuda_cudnn_sdp_enabled}});
-  list.push_back(C{"device", cuda_device});
+  list.push_back(dispatch::checks::enabled<Params>(flags::Id::cuda_cudnn_sdp_enabled,
+                                                   "cuDNN attention enabled (backends.cuda.enable_cudnn_sdp(True))"));
   list.push_back(C{"dims", checks::four_dims});
   list.push_back(C{"dtype", dtype_here});
   list.push_back(C{"mask_shape", checks::mask_shape});
@@ -156,6 +153,14 @@ std::vector<dispatch::Check<Params>> cudnn_checks() {
   list.push_back(C{"head_dim", head_dims_here});
   list.push_back(C{"kv_seq_len", cudnn_seq_lens});
   list.push_back(C{"strides", dense_strides});
+  return list;
+}
+
+std::vector<dispatch::Check<Params>> math_cuda_checks() {
+  std::vector<dispatch::Check<Params>> list;
+  list.push_back(dispatch::checks::enabled<Params>(flags::Id::cuda_math_sdp_enabled,
+                                                   "math attention enabled (backends.cuda.enable_math_sdp(True))"));
+  list.push_back({"dims", math_cuda_view_dims});
   return list;
 }
 

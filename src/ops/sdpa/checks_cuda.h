@@ -28,8 +28,9 @@ struct CudaSdpaEnv {
 // CUDA or the device is not available).
 CudaSdpaEnv cuda_env_of(const Params& p);
 
-bool cuda_device(const Params& p, Reasons& r);    // "device": cuda tensors
-bool cudnn_enabled(const Params& p, Reasons& r);  // "enabled": cuda.cudnn_sdp_enabled
+// math:cuda's kernels take views of at most this many dims (batch dims + 2).
+inline constexpr int kMathCudaMaxViewDims = 12;
+bool math_cuda_view_dims(const Params& p, Reasons& r);  // "dims": at most kMathCudaMaxViewDims - 2 batch dims
 
 // cudnn:sdpa, with an explicit environment.
 bool cudnn_version(const Params& p, const CudaSdpaEnv& env, Reasons& r);   // "cudnn_version": >= 9.0, dropout not on 9.11-9.13
@@ -45,7 +46,10 @@ bool dense_strides(const Params& p, Reasons& r);                           // "s
 // on SM 9.x/10.x with cuDNN > 9.22).
 int cudnn_max_head_dim(const CudaSdpaEnv& env);
 
-// The whole cudnn:sdpa list in PyTorch's order, bound to cuda_env_of(p).
+// The whole cudnn:sdpa list in PyTorch's order (the device check, which
+// PyTorch makes third, is dispatch's own), bound to cuda_env_of(p).
 std::vector<dispatch::Check<Params>> cudnn_checks();
+// The math:cuda list.
+std::vector<dispatch::Check<Params>> math_cuda_checks();
 
 }  // namespace bp::ops::sdpa::cuda_checks

@@ -21,6 +21,10 @@ inline kernels::cpu::GemmIsa pick_gemm_isa() {
   return GemmIsa::generic;
 }
 
+// The flag the choice reads, for the run_reads of the kernels that make it
+// (the CPU capability cap; Note [Autotune key]).
+inline std::vector<flags::Id> gemm_isa_reads() { return {flags::Id::cpu_capability}; }
+
 // For bf16 inputs: avx512_bf16 where avx512 is allowed and the CPU has the
 // BF16 dot products. bf16 x bf16 products are exact in fp32, so nothing is
 // rounded that the inputs did not already round.

@@ -2,29 +2,17 @@
 
 #include "ops/sdpa/params.h"
 
-namespace bp::ops::sdpa {
-namespace {
-const char* const kDimNames[] = {"batch", "L", "S", "E", "Ev"};
-}
+#include "ops/sdpa/impls.h"
 
+namespace bp::ops::sdpa {
 dispatch::Problem problem_of(const Params& p) {
-  dispatch::Problem pr;
-  pr.device = p.device;
-  pr.dtype = p.dtype;
-  pr.ndims = 5;
-  const int64_t dims[] = {p.batch, p.L, p.S, p.E, p.Ev};
-  for (int i = 0; i < 5; ++i) pr.dims[i] = dims[i];
-  pr.dim_names = kDimNames;
   uint32_t layout = 0;
   if (p.mask_kind == MaskKind::boolean) layout |= kBoolMask;
   if (p.mask_kind == MaskKind::additive) layout |= kFloatMask;
   if (p.is_causal) layout |= kCausal;
   if (p.enable_gqa && p.q_in.ndim() >= 3 && p.q_in.size(-3) != p.k_in.size(-3)) layout |= kGqa;
   if (p.dropout_p > 0) layout |= kDropout;
-  pr.layout = layout;
-  pr.flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.L) * static_cast<double>(p.S) *
-             static_cast<double>(p.E + p.Ev);
-  return pr;
+  return sdpa_op().problem(p.device, p.dtype, layout, {p.batch, p.L, p.S, p.E, p.Ev});
 }
 
 int64_t batch_offset(const Params& p, const Tensor& t, int64_t index) {

@@ -1,7 +1,7 @@
 // The sdpa front end: validates a call as PyTorch's
 // scaled_dot_product_attention does (spec §4.10.8 "input validation"),
 // reduces it to the extended-batch form (Note [SDPA params]) and hands it to
-// dispatch; registers the "sdpa" explainer.
+// dispatch (op.cpp declares the op and its entry).
 
 #include "backplane/ops/sdpa.h"
 
@@ -11,9 +11,8 @@
 
 #include "backplane/flags.h"
 #include "core/tensor_internal.h"
-#include "core/threads.h"
 #include "ops/sdpa/checks.h"
-#include "ops/sdpa/impl_list.h"
+#include "ops/sdpa/impls.h"
 #include "ops/sdpa/params.h"
 #include "ops/sdpa/priority.h"
 
@@ -25,35 +24,6 @@ using ops::sdpa::Params;
 constexpr const char* kOp = "scaled_dot_product_attention";
 
 Shape lead(const Tensor& t, int64_t drop = 2) { return Shape(t.shape().begin(), t.shape().end() - drop); }
-
-// NumPy broadcasting; ValueError naming the shapes when impossible.
-Shape broadcast(const std::vector<std::pair<const char*, Shape>>& shapes, const char* what) {
-  std::size_t n = 0;
-  for (const auto& s : shapes) n = std::max(n, s.second.size());
-  Shape out(n, 1);
-  for (const auto& [name, s] : shapes)
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = out[n - s.size() + i];
-      if (s[i] != 1 && o != 1 && s[i] != o) {
-        std::string got;
-        for (const auto& [nm, sh] : shapes) got += (got.empty() ? "" : ", ") + std::string(nm) + " " + detail::shape_str(sh);
-        throw_bad_value(kOp, got, std::string(what) + " that broadcast (each dim equal, or 1)");
-      }
-      if (s[i] != 1) o = s[i];
-    }
-  return out;
-}
-
-// A view of t broadcast to `shape` (stride 0 where t has size 1 or lacks the dim).
-Tensor expand(const Tensor& t, const Shape& shape) {
-  Shape strides(shape.size(), 0);
-  const std::size_t first = shape.size() - static_cast<std::size_t>(t.ndim());
-  for (std::size_t i = first; i < shape.size(); ++i) {
-    const int64_t d = static_cast<int64_t>(i - first);
-    strides[i] = t.size(d) == 1 && shape[i] != 1 ? 0 : t.stride(d);
-  }
-  return Tensor::from_storage(t.storage(), shape, strides, t.storage_offset(), t.dtype());
-}
 
 // A view with dim d (size a*b) split into (a, b): h = i*b + j, as
 // repeat_interleave numbers query heads. With b_stride0 the new inner dim
@@ -158,7 +128,7 @@ Params make_params(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
     kv = split_dim(k, k.ndim() - 3, hk, group, true);
     vv = split_dim(v, v.ndim() - 3, hk, group, true);
   }
-  p.ext_shape = broadcast({{"query", lead(qv)}, {"key", lead(kv)}, {"value", lead(vv)}}, "batch shapes");
+  p.ext_shape = broadcast_shapes(kOp, {{"query", lead(qv)}, {"key", lead(kv)}, {"value", lead(vv)}}, "batch shapes");
   Shape visible = p.ext_shape;  // the caller's batch dims: the (kv heads, group) pair merged back
   if (group > 1) {
     const std::size_t h = visible.size() - 2;
@@ -171,18 +141,19 @@ Params make_params(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
     s.insert(s.end(), {a, b});
     return s;
   };
-  p.q = expand(qv, with(p.ext_shape, p.L, p.E));
-  p.k = expand(kv, with(p.ext_shape, p.S, p.E));
-  p.v = expand(vv, with(p.ext_shape, p.S, p.Ev));
+  p.q = qv.expand(with(p.ext_shape, p.L, p.E));
+  p.k = kv.expand(with(p.ext_shape, p.S, p.E));
+  p.v = vv.expand(with(p.ext_shape, p.S, p.Ev));
   p.out = Tensor::empty(with(p.ext_shape, p.L, p.Ev), p.dtype, p.device);
   if (mask.defined()) {
     p.mask_kind = mask.dtype() == DType::boolean ? MaskKind::boolean : MaskKind::additive;
     const Shape scores = with(visible, p.L, p.S);
     if (mask.ndim() > static_cast<int64_t>(scores.size()) ||
-        broadcast({{"attn_mask", mask.shape()}, {"scores", scores}}, "attn_mask and the scores (…, L, S)") != scores)
+        broadcast_shapes(kOp, {{"attn_mask", mask.shape()}, {"scores", scores}}, "attn_mask and the scores (…, L, S)") !=
+            scores)
       throw_bad_value(kOp, "attn_mask " + detail::shape_str(mask.shape()) + " for scores " + detail::shape_str(scores),
                       "an attn_mask broadcastable to the scores' shape (…, L, S)");
-    Tensor m = expand(additive_mask(mask, ops::sdpa::compute_dtype(p.dtype)), scores);
+    Tensor m = additive_mask(mask, ops::sdpa::compute_dtype(p.dtype)).expand(scores);
     if (group > 1) m = split_dim(m, m.ndim() - 3, kv_heads, group, false);
     p.mask = m;
   }
@@ -190,50 +161,45 @@ Params make_params(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
   return p;
 }
 
-[[maybe_unused]] const bool explainer_registered = [] {
-  dispatch::register_explainer("sdpa", [](const std::vector<Tensor>& t, const std::map<std::string, double>& o) {
-    if (t.size() < 3 || t.size() > 4)
-      throw_bad_value("explain(sdpa)", std::to_string(t.size()) + " tensors", "3 or 4 tensors (query, key, value[, attn_mask])");
-    auto opt = [&](const char* name) -> std::optional<double> {
-      auto it = o.find(name);
-      return it == o.end() ? std::nullopt : std::optional<double>(it->second);
-    };
-    return explain_sdpa(t[0], t[1], t[2], t.size() == 4 ? t[3] : Tensor(), opt("dropout_p").value_or(0.0),
-                        opt("is_causal").value_or(0.0) != 0.0, opt("scale"), opt("enable_gqa").value_or(0.0) != 0.0);
-  });
-  return true;
-}();
-
 }  // namespace
 
-Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask, double dropout_p,
-            bool is_causal, std::optional<double> scale, bool enable_gqa) {
+namespace ops::sdpa {
+
+Call prepare_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask, double dropout_p,
+                  bool is_causal, std::optional<double> scale, bool enable_gqa) {
   Shape result;
-  Params p = make_params(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, result);
+  auto p = std::make_shared<Params>(make_params(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, result));
   // PyTorch's "no viable backend" rule (spec §4.10.8): on the CPU flash and
   // math both off; on CUDA every one of math, flash, mem-efficient, cuDNN off.
   namespace cu = backends::cuda;
-  const bool none_enabled = p.device.is_cpu() ? !cu::flash_sdp_enabled() && !cu::math_sdp_enabled()
-                                              : !cu::flash_sdp_enabled() && !cu::math_sdp_enabled() &&
-                                                    !cu::mem_efficient_sdp_enabled() && !cu::cudnn_sdp_enabled();
+  const bool none_enabled = p->device.is_cpu() ? !cu::flash_sdp_enabled() && !cu::math_sdp_enabled()
+                                               : !cu::flash_sdp_enabled() && !cu::math_sdp_enabled() &&
+                                                     !cu::mem_efficient_sdp_enabled() && !cu::cudnn_sdp_enabled();
   if (none_enabled)
     throw_runtime(kOp,
                   "No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
                   "both the math kernel and the fused kernels.");
-  ops::sdpa::prefer_cudnn_once(p);
-  if (p.out.numel() > 0) {
-    threads::apply_num_threads_to_this_thread();
-    dispatch::execute(ops::sdpa::sdpa_op(), ops::sdpa::problem_of(p), &p);
-  }
-  return p.out.reshape(result);
+  prefer_cudnn_once(*p);
+  Call c;
+  c.op = &sdpa_op();
+  c.problem = problem_of(*p);
+  c.params = p;
+  c.compute = p->out.numel() > 0;
+  c.result = [p, result = std::move(result)]() -> ArgValue { return p->out.reshape(result); };
+  return c;
+}
+
+}  // namespace ops::sdpa
+
+Tensor sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask, double dropout_p,
+            bool is_causal, std::optional<double> scale, bool enable_gqa) {
+  return std::get<Tensor>(
+      ops::run(ops::sdpa::prepare_sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa)));
 }
 
 dispatch::Decision explain_sdpa(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                 double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa) {
-  Shape result;
-  const Params p = make_params(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa, result);
-  ops::sdpa::prefer_cudnn_once(p);
-  return dispatch::explain(ops::sdpa::sdpa_op(), ops::sdpa::problem_of(p), &p);
+  return ops::explain(ops::sdpa::prepare_sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa));
 }
 
 }  // namespace bp

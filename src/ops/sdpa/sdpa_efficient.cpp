@@ -10,7 +10,8 @@
 #include "ops/sdpa/attn_operand.h"
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/gemm_isa.h"
-#include "ops/sdpa/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "ops/sdpa/impls.h"
 
 namespace bp::ops::sdpa {
 namespace {
@@ -37,19 +38,22 @@ std::unique_ptr<dispatch::Implementation> make_efficient_cpu() {
   // Typed Check{...} pushes: GCC 12 crashes (nothrow_spec_p) on a braced list of them here.
   using C = dispatch::Check<Params>;
   std::vector<C> list;
-  list.push_back(C{"device", checks::cpu_device});
-  list.push_back(C{"enabled", checks::mem_efficient_enabled, {flags::Id::cuda_mem_efficient_sdp_enabled}});
+  list.push_back(
+      dispatch::checks::enabled<Params>(
+          flags::Id::cuda_mem_efficient_sdp_enabled,
+          "memory-efficient attention enabled (backends.cuda.enable_mem_efficient_sdp(True))"));
   list.push_back(C{"dims", checks::four_dims});
   list.push_back(C{"head_dim", checks::qk_head_dims});
   list.push_back(C{"seq_len", checks::nonzero_seq_lens});
   list.push_back(C{"stride", checks::last_dim_stride_strict});
   list.push_back(C{"batch_heads", checks::batch_and_heads});
-  list.push_back(C{"dtype", checks::float_dtype});
+  list.push_back(checks::float_dtype());
   list.push_back(C{"dropout", checks::no_dropout});
   dispatch::Properties props;
   props.workspace = "per thread: one score block and the output accumulators (O(q_block x (kv_block + Ev))), "
                     "plus one widened value block for f16 (the weights as bf16 for bf16)";
-  return std::make_unique<dispatch::Impl<Params>>("efficient:cpu", "cpu", props, std::move(list), run_efficient);
+  return std::make_unique<dispatch::Impl<Params>>("efficient:cpu", "cpu", props, std::move(list), run_efficient,
+                                                  gemm_isa_reads());
 }
 
 }  // namespace bp::ops::sdpa

@@ -7,25 +7,15 @@
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/attn_operand.h"
 #include "ops/sdpa/gemm_isa.h"
-#include "ops/sdpa/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "ops/sdpa/impls.h"
 
 namespace bp::ops::sdpa {
 namespace {
 
-using kernels::cpu::AttnElem;
-
-AttnElem elem_of(DType d) {
-  switch (d) {
-    case DType::f16: return AttnElem::f16;
-    case DType::bf16: return AttnElem::bf16;
-    case DType::f64: return AttnElem::f64;
-    default: return AttnElem::f32;
-  }
-}
-
 void run_flash(const Params& p) {
   kernels::cpu::FlashAttention a;
-  a.elem = elem_of(p.dtype);
+  a.elem = p.dtype;
   a.batch = p.batch;
   a.L = p.L, a.S = p.S, a.E = p.E, a.Ev = p.Ev;
   a.q = attn_operand(p, p.q), a.k = attn_operand(p, p.k), a.v = attn_operand(p, p.v);
@@ -44,8 +34,8 @@ std::unique_ptr<dispatch::Implementation> make_flash_cpu() {
   // Typed Check{...} pushes: GCC 12 crashes (nothrow_spec_p) on a braced list of them here.
   using C = dispatch::Check<Params>;
   std::vector<C> list;
-  list.push_back(C{"device", checks::cpu_device});
-  list.push_back(C{"enabled", checks::flash_enabled, {flags::Id::cuda_flash_sdp_enabled}});
+  list.push_back(dispatch::checks::enabled<Params>(flags::Id::cuda_flash_sdp_enabled,
+                                                   "flash attention enabled (backends.cuda.enable_flash_sdp(True))"));
   list.push_back(C{"dropout", checks::no_dropout});
   list.push_back(C{"dims", checks::four_dims});
   list.push_back(C{"batch_heads", checks::batch_and_heads});
@@ -53,10 +43,11 @@ std::unique_ptr<dispatch::Implementation> make_flash_cpu() {
   list.push_back(C{"head_dim", checks::head_dims_equal});
   list.push_back(C{"seq_len", checks::nonzero_seq_lens});
   list.push_back(C{"stride", checks::last_dim_stride});
-  list.push_back(C{"dtype", checks::float_dtype});
+  list.push_back(checks::float_dtype());
   dispatch::Properties props;
   props.workspace = "per thread: one query block, one score block, accumulators (O(block x (E + Ev + block)))";
-  return std::make_unique<dispatch::Impl<Params>>("flash:cpu", "cpu", props, std::move(list), run_flash);
+  return std::make_unique<dispatch::Impl<Params>>("flash:cpu", "cpu", props, std::move(list), run_flash,
+                                                  gemm_isa_reads());
 }
 
 }  // namespace bp::ops::sdpa

@@ -12,7 +12,8 @@
 #include "kernels/cpu/attention_flash.h"
 #include "ops/sdpa/checks.h"
 #include "ops/sdpa/gemm_isa.h"
-#include "ops/sdpa/impl_list.h"
+#include "backplane/dispatch_checks.h"
+#include "ops/sdpa/impls.h"
 #include "ops/sdpa/math_composition.h"
 
 namespace bp::ops::sdpa {
@@ -79,13 +80,15 @@ std::unique_ptr<dispatch::Implementation> make_math() {
   // Typed Check{...} pushes: GCC 12 crashes (nothrow_spec_p) on a braced list of them here.
   using C = dispatch::Check<Params>;
   std::vector<C> list;
-  list.push_back(C{"device", checks::cpu_device});
-  list.push_back(C{"enabled", checks::math_enabled, {flags::Id::cuda_math_sdp_enabled}});
+  list.push_back(dispatch::checks::enabled<Params>(flags::Id::cuda_math_sdp_enabled,
+                                                   "math attention enabled (backends.cuda.enable_math_sdp(True))"));
   dispatch::Properties props;
   props.deterministic = true;
   props.workspace = "the L x S scores of every batch entry";
-  return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math,
-                                                  std::vector<flags::Id>{flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed});
+  props.calls = {"matmul"};  // its two GEMMs go through matmul's dispatch
+  std::vector<flags::Id> reads = gemm_isa_reads();  // its softmax's vector exp
+  reads.push_back(flags::Id::cuda_fp16_bf16_reduction_math_sdp_allowed);
+  return std::make_unique<dispatch::Impl<Params>>("math:any", "cpu", props, std::move(list), run_math, reads);
 }
 
 void run_math_composition(const Params& p, const MathSteps& steps) {

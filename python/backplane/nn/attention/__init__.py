@@ -1,11 +1,35 @@
-"""backplane.nn.attention: SDPBackend, SDPAParams and the sdpa_kernel scope."""
+"""backplane.nn.attention: SDPBackend, SDPAParams, the sdpa_kernel scope and
+the flash-attention implementation registry (PyTorch 2.15).
+
+``can_use_flash_attention`` / ``can_use_efficient_attention`` are
+``backplane.backends.cuda``'s, re-exported as PyTorch re-exports them.
+"""
 
 import contextlib
 import enum
+import numbers
 
-from ... import _C
+from ... import _C, _errors
+from ._registry import (activate_flash_attention_impl, current_flash_attention_impl, list_flash_attention_impls,
+                        register_flash_attention_impl, restore_flash_attention_impl)
+# Backplane's counterpart of registering a kernel with PyTorch's dispatcher,
+# for register_fn to call (not in __all__, which mirrors PyTorch's).
+from ._registry import install_flash_attention  # noqa: E402
 
-__all__ = ["SDPBackend", "SDPAParams", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS"]
+__all__ = ["SDPBackend", "SDPAParams", "sdpa_kernel", "WARN_FOR_UNFUSED_KERNELS", "register_flash_attention_impl",
+           "activate_flash_attention_impl", "list_flash_attention_impls", "current_flash_attention_impl",
+           "restore_flash_attention_impl"]
+
+_REEXPORTED = ("can_use_flash_attention", "can_use_efficient_attention")
+
+
+def __getattr__(name):
+    # Resolved on use: backplane.backends.cuda imports this module, so an
+    # import here would be circular. The objects are cuda's own.
+    if name in _REEXPORTED:
+        from ...backends import cuda
+        return getattr(cuda, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # When True, scaled_dot_product_attention warns, reason by reason, why each
 # fused implementation refused a call that then runs a math (unfused) one.
@@ -33,20 +57,34 @@ _ENABLE_FLAG = {
 }
 
 
+def _as_bool(subject, value):
+    """A bool from what PyTorch's SDPAParams converts: bools, numbers (and NumPy's), None as False."""
+    if value is None:
+        return False
+    if isinstance(value, (bool, numbers.Number)) or type(value).__module__ == "numpy":
+        try:
+            return bool(value)
+        except (TypeError, ValueError):
+            pass
+    raise _errors.bad_type(subject, value, "a bool (or an int, float or None, as PyTorch converts them)")
+
+
 class SDPAParams:
     """The parameters the SDPA checks judge: query, key, value, attn_mask, dropout, is_causal, enable_gqa.
 
-    All seven are required and positional, and read-only afterwards.
+    All seven are required and positional, and read-only afterwards. As in
+    PyTorch, ``is_causal`` and ``enable_gqa`` take ints (``1``) and None
+    (False) too, and ``dropout`` any real number.
     """
 
     __slots__ = ("_values",)
     _FIELDS = ("query", "key", "value", "attn_mask", "dropout", "is_causal", "enable_gqa")
 
-    def __init__(self, query, key, value, attn_mask, dropout, is_causal, enable_gqa):
-        if not isinstance(is_causal, bool) or not isinstance(enable_gqa, bool):
-            raise TypeError("SDPAParams: is_causal and enable_gqa must be bools")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
-            raise TypeError(f"SDPAParams: dropout must be a float, got {type(dropout).__name__}")
+    def __init__(self, query, key, value, attn_mask, dropout, is_causal, enable_gqa, /):
+        is_causal = _as_bool("SDPAParams: is_causal", is_causal)
+        enable_gqa = _as_bool("SDPAParams: enable_gqa", enable_gqa)
+        if not isinstance(dropout, numbers.Real):
+            raise _errors.bad_type("SDPAParams: dropout", dropout, "a float")
         object.__setattr__(self, "_values", (query, key, value, attn_mask, float(dropout), is_causal, enable_gqa))
 
     def __getattr__(self, name):
@@ -67,13 +105,13 @@ def _backend_list(backends):
     if isinstance(backends, SDPBackend):
         backends = [backends]
     if not isinstance(backends, (list, tuple)):
-        raise TypeError("sdpa_kernel: backends must be an SDPBackend or a list of SDPBackend values, "
-                        f"got {type(backends).__name__}")
+        raise _errors.bad_type("sdpa_kernel: backends", backends, "an SDPBackend or a list of SDPBackend values")
     out = []
     for b in backends:
         if not isinstance(b, SDPBackend) or b == SDPBackend.ERROR:
-            raise TypeError(f"sdpa_kernel: {b!r} is not an SDPBackend (MATH, FLASH_ATTENTION, "
-                            "EFFICIENT_ATTENTION, CUDNN_ATTENTION or OVERRIDEABLE)")
+            allowed = "SDPBackend values (MATH, FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION or OVERRIDEABLE)"
+            raise _errors.bad_type("sdpa_kernel: backends", b, allowed,
+                                   message=f"sdpa_kernel: {b!r} is not an SDPBackend ({allowed})")
         if b not in out:  # duplicates dropped, order kept
             out.append(b)
     return out
@@ -84,10 +122,12 @@ def sdpa_kernel(backends, set_priority=False):
     """Only ``backends`` may run inside the block, on this thread.
 
     With ``set_priority=True`` they are also tried in the given order, ahead of the others.
+    ``set_priority`` may be an int or None too (PyTorch reads it as a truth value).
     """
     chosen = _backend_list(backends)
-    if not isinstance(set_priority, bool):
-        raise TypeError(f"sdpa_kernel: set_priority must be a bool, got {type(set_priority).__name__}")
+    if set_priority is not None and not isinstance(set_priority, numbers.Integral):
+        raise _errors.bad_type("sdpa_kernel: set_priority", set_priority, "a bool (or an int or None)")
+    set_priority = bool(set_priority)
     assignments = [(path, b in chosen) for b, path in _ENABLE_FLAG.items()]
     if set_priority:
         previous = _C.flag_get("cuda.sdp_priority_order")

@@ -1,0 +1,119 @@
+// backends.opt_einsum's native module (python/backplane/backends/
+// _opt_einsum_native.py): contract_path through Backplane's own path
+// optimisers (backplane/ops/einsum.h), and the path cache.
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "backplane/ops/einsum.h"
+#include "bindings.h"
+
+namespace bp::py {
+namespace {
+
+nb::tuple ints_tuple(const std::vector<int>& v) {
+  nb::list l;
+  for (int x : v) l.append(x);
+  return nb::tuple(l);
+}
+
+// optimize: a strategy name, True ("auto"), False (one step over everything)
+// or an explicit path (a sequence of tuples of positions).
+void read_optimize(nb::handle optimize, EinsumPathOptions& o) {
+  if (PyBool_Check(optimize.ptr())) {
+    o.optimize = optimize.ptr() == Py_True ? "auto" : "none";
+  } else if (PyUnicode_Check(optimize.ptr())) {
+    o.optimize = nb::cast<std::string>(optimize);
+  } else if (PyList_Check(optimize.ptr()) || PyTuple_Check(optimize.ptr())) {
+    for (nb::handle step : optimize) {
+      std::vector<int> positions;
+      if (!PyList_Check(step.ptr()) && !PyTuple_Check(step.ptr()))
+        throw_bad_type("contract_path optimize", nb::type_name(step.type()).c_str(), "a path: tuples of positions");
+      for (nb::handle p : step) positions.push_back(nb::cast<int>(p));
+      o.path.push_back(std::move(positions));
+    }
+    if (o.path.empty()) throw_bad_value("contract_path optimize", "an empty path", "a path of at least one step");
+  } else {
+    throw_bad_type("contract_path optimize", nb::type_name(optimize.type()).c_str(),
+                   "a strategy name, a bool or an explicit path");
+  }
+}
+
+// memory_limit: None, -1 (none), an int >= 1, or "max_input" (as opt_einsum).
+void read_memory_limit(nb::handle limit, EinsumPathOptions& o) {
+  if (limit.is_none()) return;
+  if (PyUnicode_Check(limit.ptr())) {
+    const std::string s = nb::cast<std::string>(limit);
+    if (s != "max_input") throw_bad_value("contract_path memory_limit", "'" + s + "'", "None, an int >= 1, -1 or 'max_input'");
+    o.memory_limit_max_input = true;
+    return;
+  }
+  if (PyBool_Check(limit.ptr()) || !PyIndex_Check(limit.ptr()))
+    throw_bad_type("contract_path memory_limit", nb::type_name(limit.type()).c_str(), "None, an int or 'max_input'");
+  const int64_t v = nb::cast<int64_t>(limit);
+  if (v == -1) return;
+  if (v < 1) throw_bad_value("contract_path memory_limit", std::to_string(v), "None, an int >= 1, -1 or 'max_input'");
+  o.memory_limit = static_cast<double>(v);
+}
+
+}  // namespace
+
+void bind_opt_einsum(nb::module_& m) {
+  m.def(
+      "einsum_contract_path",
+      [](const std::string& equation, const std::vector<std::vector<int64_t>>& shapes, nb::handle optimize,
+         nb::handle memory_limit) {
+        EinsumPathOptions o;
+        read_optimize(optimize, o);
+        read_memory_limit(memory_limit, o);
+        EinsumPath p;
+        {
+          nb::gil_scoped_release release;
+          p = einsum_contract_path(equation, shapes, o);
+        }
+        nb::dict d;
+        nb::list path, steps, scale, size;
+        for (const auto& step : p.path) path.append(ints_tuple(step));
+        for (const EinsumPathStep& s : p.steps) {
+          nb::object remaining = nb::none();
+          if (!s.remaining.empty()) {
+            nb::list r;
+            for (const std::string& t : s.remaining) r.append(t);
+            remaining = nb::tuple(r);
+          }
+          steps.append(nb::make_tuple(ints_tuple(s.operands), s.removed, s.einsum, remaining, s.how));
+          scale.append(s.scaling);
+          size.append(s.size);
+        }
+        d["path"] = path;
+        d["strategy"] = p.strategy;
+        d["input_subscripts"] = p.input_subscripts;
+        d["output_subscript"] = p.output_subscript;
+        d["naive_scaling"] = p.naive_scaling;
+        d["optimized_scaling"] = p.optimized_scaling;
+        d["naive_cost"] = p.naive_cost;
+        d["opt_cost"] = p.opt_cost;
+        d["speedup"] = p.speedup;
+        d["largest_intermediate"] = p.largest_intermediate;
+        d["contraction_list"] = steps;
+        d["scale_list"] = scale;
+        d["size_list"] = size;
+        d["text"] = p.text();
+        return d;
+      },
+      nb::arg("equation"), nb::arg("shapes"), nb::arg("optimize"), nb::arg("memory_limit").none(),
+      "The contraction path of an equation for operand shapes, with opt_einsum's report, as a dict");
+  m.def("einsum_path_cache_info", [] {
+    const EinsumPathCacheInfo i = einsum_path_cache_info();
+    nb::dict d;
+    d["size"] = i.size;
+    d["max_size"] = i.max_size;
+    d["hits"] = i.hits;
+    d["misses"] = i.misses;
+    return d;
+  });
+  m.def("einsum_path_cache_clear", &einsum_path_cache_clear);
+  m.def("einsum_path_cache_set_max_size", &einsum_path_cache_set_max_size, nb::arg("max_size"));
+}
+
+}  // namespace bp::py

@@ -1,0 +1,228 @@
+#pragma once
+// Winograd F(4x4, 3x3) (conv_winograd.h), written once over a vector type
+// and instantiated by each ISA's file, which supplies `Ops` as the direct
+// kernels do (R with L lanes, zero, load, store, set1) and the GEMM variant
+// of its ISA. R supports +, - and * (GCC vector types; a struct with
+// operators for the generic variant).
+//
+// Layouts: channels are padded to Cp, Kp (multiples of L) with zeros, so the
+// transforms always work on whole vectors:
+//   U [36][Cp][Kp]   transformed weight, element (xi, nu) of G g G^T
+//   V [36][TB][Cp]   transformed input tiles of the current block
+//   M [36][TB][Kp]   V_e U_e for each of the 36 elements
+
+#include <algorithm>
+#include <cstring>
+
+#include "backplane/tensor.h"
+#include "core/threads.h"
+#include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/scratch.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace bp::kernels::cpu::detail {
+
+// B^T v for a 6-vector (the input transform along one axis).
+template <class R, class Set1>
+inline void winograd_bt(const R* d, R* o, Set1 c) {
+  const R four = c(4.0f), five = c(5.0f), two = c(2.0f);
+  o[0] = four * d[0] - five * d[2] + d[4];
+  o[1] = d[3] + d[4] - four * (d[1] + d[2]);
+  o[2] = four * (d[1] - d[2]) + d[4] - d[3];
+  o[3] = two * (d[3] - d[1]) + d[4] - d[2];
+  o[4] = two * (d[1] - d[3]) + d[4] - d[2];
+  o[5] = four * d[1] - five * d[3] + d[5];
+}
+
+// A^T v: 6 transformed values back to 4 outputs.
+template <class R, class Set1>
+inline void winograd_at(const R* m, R* o, Set1 c) {
+  const R a = m[1] + m[2], b = m[1] - m[2], p = m[3] + m[4], q = m[3] - m[4];
+  o[0] = m[0] + a + p;
+  o[1] = b + c(2.0f) * q;
+  o[2] = a + c(4.0f) * p;
+  o[3] = b + c(8.0f) * q + m[5];
+}
+
+// G v for a 3-vector (the weight transform along one axis).
+template <class R, class Set1>
+inline void winograd_g(const R* g, R* o, Set1 c) {
+  const R sixth = c(1.0f / 6.0f), s = g[0] + g[2];
+  const R q = c(0.25f) * g[0], t = c(1.0f / 24.0f) * g[0] + c(1.0f / 6.0f) * g[2], h = c(1.0f / 12.0f) * g[1];
+  o[0] = q;
+  o[1] = c(0.0f) - sixth * (s + g[1]);
+  o[2] = sixth * (g[1] - s);
+  o[3] = t + h;
+  o[4] = t - h;
+  o[5] = g[2];
+}
+
+// U = G g G^T for every (c, k), zero-padded to [36][Cp][Kp]: the weight is
+// first laid out as [c][tap][Kp] (k fastest), so the transform runs on
+// vectors of L output channels and writes 36 sequential streams.
+template <class Ops>
+void winograd_weights(const ConvShape& s, const float* w, int64_t cp, int64_t kp, float* u, float* wt) {
+  using R = typename Ops::R;
+  constexpr int L = Ops::L;
+  const int64_t C = s.c, K = s.k;
+  const int team = threads::team_size(C);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t c = 0; c < cp; ++c) {
+    if (c >= C) {  // padding rows of every U_e
+      for (int e = 0; e < 36; ++e) std::fill_n(u + (e * cp + c) * kp, kp, 0.0f);
+      continue;
+    }
+    float* rows = wt + c * 9 * kp;  // [tap][Kp] for this c
+    for (int64_t k = 0; k < kp; ++k)
+      for (int t = 0; t < 9; ++t) rows[t * kp + k] = k < K ? w[(k * C + c) * 9 + t] : 0.0f;
+    for (int64_t k0 = 0; k0 < kp; k0 += L) {
+      R g[3][3], col[3], res[6], t6[6][3];
+      for (int t = 0; t < 9; ++t) g[t / 3][t % 3] = Ops::load(rows + t * kp + k0);
+      for (int j = 0; j < 3; ++j) {  // G g: one column at a time
+        for (int i = 0; i < 3; ++i) col[i] = g[i][j];
+        winograd_g(col, res, Ops::set1);
+        for (int i = 0; i < 6; ++i) t6[i][j] = res[i];
+      }
+      for (int i = 0; i < 6; ++i) {  // (G g) G^T: one row at a time
+        winograd_g(t6[i], res, Ops::set1);
+        for (int j = 0; j < 6; ++j) Ops::store(u + ((i * 6 + j) * cp + c) * kp + k0, res[j]);
+      }
+    }
+  }
+}
+
+template <class Ops>
+struct Winograd {
+  using R = typename Ops::R;
+  static constexpr int L = Ops::L;
+
+  const ConvShape& s;
+  const float* x;
+  const float* bias;
+  float* out;
+  int64_t cp, kp, th, tw, tiles;
+
+  static R splat(float v) { return Ops::set1(v); }
+
+  // One tile's input transform into V (block slot t).
+  void input_tile(int64_t tile, int64_t t, int64_t tb, float* v) const {
+    const int64_t n = tile / (th * tw), ty = (tile / tw) % th, tx = tile % tw;
+    const int64_t y0 = ty * 4 - s.pad[1], x0 = tx * 4 - s.pad[2];
+    const int64_t H = s.in[1], W = s.in[2], C = s.c;
+    const bool inside = y0 >= 0 && x0 >= 0 && y0 + 6 <= H && x0 + 6 <= W;
+    const float* image = x + n * H * W * C;
+    alignas(64) float tail[L];
+    for (int64_t c0 = 0; c0 < cp; c0 += L) {
+      const bool whole = c0 + L <= C;
+      R d[6][6];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const int64_t y = y0 + i, xx = x0 + j;
+          if (!inside && (y < 0 || y >= H || xx < 0 || xx >= W)) {
+            d[i][j] = Ops::zero();
+            continue;
+          }
+          const float* px = image + (y * W + xx) * C + c0;
+          if (whole) {
+            d[i][j] = Ops::load(px);
+          } else {
+            for (int l = 0; l < L; ++l) tail[l] = c0 + l < C ? px[l] : 0.0f;
+            d[i][j] = Ops::load(tail);
+          }
+        }
+      R col[6], res[6], t6[6][6];
+      for (int j = 0; j < 6; ++j) {
+        for (int i = 0; i < 6; ++i) col[i] = d[i][j];
+        winograd_bt(col, res, splat);
+        for (int i = 0; i < 6; ++i) t6[i][j] = res[i];
+      }
+      for (int i = 0; i < 6; ++i) {
+        winograd_bt(t6[i], res, splat);
+        for (int j = 0; j < 6; ++j) Ops::store(v + ((i * 6 + j) * tb + t) * cp + c0, res[j]);
+      }
+    }
+  }
+
+  // One tile's output transform from M (block slot t), plus bias, into out.
+  void output_tile(int64_t tile, int64_t t, int64_t tb, const float* m) const {
+    const int64_t n = tile / (th * tw), ty = (tile / tw) % th, tx = tile % tw;
+    const int64_t OH = s.out[1], OW = s.out[2], K = s.k;
+    const int64_t rows = std::min<int64_t>(4, OH - ty * 4), cols = std::min<int64_t>(4, OW - tx * 4);
+    float* base = out + ((n * OH + ty * 4) * OW + tx * 4) * K;
+    alignas(64) float buffer[L];
+    for (int64_t k0 = 0; k0 < kp; k0 += L) {
+      R mm[6][6];
+      for (int e = 0; e < 36; ++e) mm[e / 6][e % 6] = Ops::load(m + (e * tb + t) * kp + k0);
+      R col[6], res[4], t4[4][6];
+      for (int j = 0; j < 6; ++j) {
+        for (int i = 0; i < 6; ++i) col[i] = mm[i][j];
+        winograd_at(col, res, splat);
+        for (int i = 0; i < 4; ++i) t4[i][j] = res[i];
+      }
+      R b0 = Ops::zero();
+      const int64_t valid = std::min<int64_t>(L, K - k0);
+      if (bias) {
+        for (int l = 0; l < L; ++l) buffer[l] = l < valid ? bias[k0 + l] : 0.0f;
+        b0 = Ops::load(buffer);
+      }
+      for (int i = 0; i < rows; ++i) {
+        winograd_at(t4[i], res, splat);
+        for (int j = 0; j < cols; ++j) {
+          float* dst = base + (i * OW + j) * K + k0;
+          const R y = res[j] + b0;
+          if (valid == L) {
+            Ops::store(dst, y);
+          } else {
+            Ops::store(buffer, y);
+            std::memcpy(dst, buffer, sizeof(float) * static_cast<std::size_t>(valid));
+          }
+        }
+      }
+    }
+  }
+};
+
+template <class Ops>
+void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const float* w, const float* bias,
+                   float* out) {
+  constexpr int L = Ops::L;
+  const int64_t cp = (s.c + L - 1) / L * L, kp = (s.k + L - 1) / L * L;
+  const int64_t th = (s.out[1] + 3) / 4, tw = (s.out[2] + 3) / 4, tiles = s.n * th * tw;
+  // A block of tiles: V and M of a block take at most ~8 MiB (L3), and at
+  // least 32 tiles, so the GEMMs have rows enough for their register tiles.
+  const int64_t per_tile = 36 * (cp + kp) * static_cast<int64_t>(sizeof(float));
+  const int64_t tb_max = std::min<int64_t>(tiles, std::max<int64_t>(32, (int64_t{8} << 20) / per_tile) / 8 * 8);
+  // Scratch reused across calls (Note [Kernel scratch]); the input slot
+  // first holds the weight's [c][tap][Kp] layout for the weight transform.
+  float* u = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kp));
+  float* v = scratch(ScratchSlot::winograd_input, static_cast<std::size_t>(std::max(36 * tb_max * cp, cp * 9 * kp)));
+  float* m = scratch(ScratchSlot::winograd_output, static_cast<std::size_t>(36 * tb_max * kp));
+  winograd_weights<Ops>(s, w, cp, kp, u, v);
+  const Winograd<Ops> wg{s, x, bias, out, cp, kp, th, tw, tiles};
+  const int team = threads::team_size(36);
+  for (int64_t t0 = 0; t0 < tiles; t0 += tb_max) {
+    const int64_t tb = std::min<int64_t>(tb_max, tiles - t0);
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      // The GEMMs below run one per thread: keep each on its own thread.
+      threads::apply_num_threads_to_this_thread();
+#ifdef _OPENMP
+      omp_set_num_threads(1);
+#endif
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tb; ++t) wg.input_tile(t0 + t, t, tb, v);
+#pragma omp for schedule(dynamic, 1)
+      for (int e = 0; e < 36; ++e)
+        gemm_f32(gemm_isa, {v + e * tb * cp, tb, cp, cp, 1}, {u + e * cp * kp, cp, kp, kp, 1},
+                 {m + e * tb * kp, tb, kp, kp, 1}, 1.0f, 0.0f);
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tb; ++t) wg.output_tile(t0 + t, t, tb, m);
+    }
+  }
+}
+
+}  // namespace bp::kernels::cpu::detail

@@ -1,0 +1,22 @@
+#pragma once
+// Note [Kernel scratch]
+// Kernels whose workspaces are large (Winograd's transformed weights and
+// tiles: tens of MiB for wide layers) reuse one buffer per thread and slot
+// across calls: a fresh block that large is mapped by the C library and
+// faulted in page by page on every call, which costs as much as a small
+// convolution. A slot grows to the largest size asked of it and lives until
+// its thread exits; it is allocated through bp::allocate_storage, so
+// memory_stats() counts it while it lives. A caller owns a slot's contents
+// until it asks for that slot again on the same thread (kernels do not
+// nest, so one call never meets another's slot).
+
+#include <cstddef>
+
+namespace bp::kernels::cpu {
+
+enum class ScratchSlot { winograd_weights, winograd_input, winograd_output, direct_weights, direct_input, count };
+
+// At least `floats` floats, 64-byte aligned, uninitialised.
+float* scratch(ScratchSlot slot, std::size_t floats);
+
+}  // namespace bp::kernels::cpu

@@ -1,0 +1,87 @@
+// direct:avx512 / avx2 / generic: Backplane's direct convolution kernels
+// (src/kernels/cpu/conv_direct.h), one entry per ISA variant, for every
+// forward problem. Strongest where a lowering to GEMM wastes work: depthwise
+// layers (vectors along the channels) and small channel counts.
+//
+// The kernels read channels-last fp32: other layouts and dtypes are staged
+// (a channels-last fp32 copy of the input; the output computed in fp32 and
+// rounded into place), so f16 / bf16 accumulate in fp32. Availability is the
+// hardware's answer; the CPU-capability cap (ATEN_CPU_CAPABILITY) is a check,
+// so explain shows it. Deterministic: one thread sums each output in a fixed
+// order, independent of the thread count.
+
+#include "backplane/dispatch_checks.h"
+#include "ops/conv/checks.h"
+#include "ops/conv/impls.h"
+#include "ops/conv/params.h"
+
+namespace bp::ops::conv {
+namespace {
+
+using kernels::cpu::ConvIsa;
+
+// Depthwise problems whose input and output are NCDHW and whose output rows
+// are wide run on planes (vectors along W, no transposition: 1.5-5x faster
+// than transposing at 56-112 wide); narrow rows would leave most lanes
+// empty, so they, like everything else, run on channels-last fp32.
+constexpr int64_t kPlanarMinWidth = 32;
+
+template <ConvIsa Isa>
+void run(const Params& p) {
+  const kernels::cpu::ConvShape shape = kernel_shape(p);
+  const bool planar = p.groups == p.c && p.groups == p.k && !p.channels_last && !dense_ndhwc(p.x) &&
+                      p.outs[2] >= kPlanarMinWidth;
+  if (!planar) {
+    run_channels_last_f32(p, [&](const float* x, const float* w, const float* bias, float* out) {
+      kernels::cpu::direct_conv_f32(Isa, shape, x, w, bias, out);
+    });
+    return;
+  }
+  const Tensor x = dense_5d(p.x, DType::f32, false);
+  const Tensor w = p.w.to(DType::f32).contiguous();
+  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
+  const bool in_place = p.out.dtype() == DType::f32 && dense_ncdhw(p.out);
+  Tensor out = in_place ? p.out : empty_5d(p.out.shape(), DType::f32, false);
+  kernels::cpu::direct_depthwise_nchw_f32(Isa, shape, x.data_ptr<float>(), w.data_ptr<float>(),
+                                          bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>());
+  if (!in_place) {
+    Tensor target = p.out;
+    target.copy_from(out);
+  }
+}
+
+std::optional<dispatch::Availability> hardware(ConvIsa isa) {
+  if (kernels::cpu::conv_isa_supported(isa)) return dispatch::Availability{true, true, ""};
+  return dispatch::Availability{true, false,
+                                std::string("not available: this CPU lacks the ") + kernels::cpu::conv_isa_name(isa) +
+                                    " instructions"};
+}
+
+template <ConvIsa Isa>
+std::unique_ptr<dispatch::Implementation> make() {
+  using namespace dispatch::checks;
+  using backends::cpu::CpuCapability;
+  std::vector<dispatch::Check<Params>> list;
+  list.push_back(dtype_in<Params>({DType::f16, DType::bf16, DType::f32}));
+  if constexpr (Isa == ConvIsa::avx512) list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx512));
+  if constexpr (Isa == ConvIsa::avx2) list.push_back(cpu_capability_at_least<Params>(CpuCapability::Avx2));
+  list.push_back({"transposed", checks::forward_only});
+  dispatch::Properties props;
+  props.workspace = "packed weights; a channels-last fp32 copy of input / output when they are not";
+  return std::make_unique<dispatch::Impl<Params>>(std::string("direct:") + kernels::cpu::conv_isa_name(Isa), "cpu",
+                                                  props, std::move(list), run<Isa>, std::vector<flags::Id>{},
+                                                  [] { return hardware(Isa); });
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_direct(ConvIsa isa) {
+  switch (isa) {
+    case ConvIsa::avx512: return make<ConvIsa::avx512>();
+    case ConvIsa::avx2: return make<ConvIsa::avx2>();
+    case ConvIsa::generic: return make<ConvIsa::generic>();
+  }
+  throw_bad_value("make_direct", kernels::cpu::conv_isa_name(isa), "a ConvIsa");
+}
+
+}  // namespace bp::ops::conv

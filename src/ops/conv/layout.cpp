@@ -1,0 +1,123 @@
+// Layout copies for the channels-last fp32 kernels (layout.h).
+
+#include "ops/conv/layout.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/threads.h"
+#include "ops/conv/params.h"
+
+namespace bp::ops::conv {
+namespace {
+
+constexpr int64_t kBlock = 32;  // transpose blocks of kBlock x kBlock elements (L1-resident)
+
+inline float bf16_to_f32(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+inline uint16_t f32_to_bf16(float x) {  // round to nearest even; NaN stays NaN
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+template <class T>
+float load(const T* p) {
+  if constexpr (std::is_same_v<T, float>) return *p;
+  else if constexpr (std::is_same_v<T, double>) return static_cast<float>(*p);
+  else if constexpr (std::is_same_v<T, BFloat16>) return bf16_to_f32(p->bits);
+  else return half_bits_to_float(p->bits);
+}
+template <class T>
+void store(T* p, float v) {
+  if constexpr (std::is_same_v<T, float>) *p = v;
+  else if constexpr (std::is_same_v<T, double>) *p = v;
+  else if constexpr (std::is_same_v<T, BFloat16>) p->bits = f32_to_bf16(v);
+  else *p = half_from_float(v);
+}
+
+// For each image: dst[s][c] = src[c][s] (to_cl) or dst[c][s] = src[s][c], S
+// spatial points, C channels, both dense, in blocks.
+template <class S, class D>
+void transpose_images(const S* src, D* dst, int64_t n, int64_t c, int64_t points, bool to_cl) {
+  const int64_t cb = (c + kBlock - 1) / kBlock, sb = (points + kBlock - 1) / kBlock, items = n * cb * sb;
+  const int team = threads::team_size(std::min<int64_t>(items, n * c * points / 65536 + 1));
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t b = item / (cb * sb), c0 = (item / sb) % cb * kBlock, s0 = item % sb * kBlock;
+    const int64_t c1 = std::min(c, c0 + kBlock), s1 = std::min(points, s0 + kBlock);
+    const S* in = src + b * c * points;
+    D* out = dst + b * c * points;
+    if (to_cl) {
+      for (int64_t s = s0; s < s1; ++s)
+        for (int64_t ch = c0; ch < c1; ++ch) store(out + s * c + ch, load(in + ch * points + s));
+    } else {
+      for (int64_t ch = c0; ch < c1; ++ch)
+        for (int64_t s = s0; s < s1; ++s) store(out + ch * points + s, load(in + s * c + ch));
+    }
+  }
+}
+
+template <class S, class D>
+void convert_flat(const S* src, D* dst, int64_t count) {
+  const int team = threads::team_size(count / 65536 + 1);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t i = 0; i < count; ++i) store(dst + i, load(src + i));
+}
+
+// Calls fn(T{}) with T the C++ type of a float dtype.
+template <class Fn>
+void by_dtype(DType d, Fn&& fn) {
+  switch (d) {
+    case DType::f32: fn(float{}); break;
+    case DType::f64: fn(double{}); break;
+    case DType::bf16: fn(BFloat16{}); break;
+    case DType::f16: fn(Half{}); break;
+    default: throw_bad_value("conv layout copy", dtype_name(d), "a float dtype");
+  }
+}
+
+int64_t points_of(const Tensor& t) { return t.size(2) * t.size(3) * t.size(4); }
+
+}  // namespace
+
+Tensor channels_last_f32(const Tensor& t) {
+  if (t.dtype() == DType::f32 && dense_ndhwc(t)) return t;
+  Tensor out = empty_5d(t.shape(), DType::f32, true);
+  float* dst = out.data_ptr<float>();
+  if (dense_ndhwc(t) || dense_ncdhw(t)) {
+    const bool cl = dense_ndhwc(t);
+    by_dtype(t.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* src = static_cast<const T*>(t.data());
+      if (cl) convert_flat(src, dst, t.numel());
+      else transpose_images(src, dst, t.size(0), t.size(1), points_of(t), true);
+    });
+    return out;
+  }
+  out.copy_from(t);  // any other strides: the general walk
+  return out;
+}
+
+void store_channels_last_f32(const Tensor& src, const Tensor& dst) {
+  const float* in = src.data_ptr<float>();
+  if (dense_ndhwc(dst) || dense_ncdhw(dst)) {
+    const bool cl = dense_ndhwc(dst);
+    by_dtype(dst.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* out = static_cast<T*>(dst.data());
+      if (cl) convert_flat(in, out, dst.numel());
+      else transpose_images(in, out, dst.size(0), dst.size(1), points_of(dst), false);
+    });
+    return;
+  }
+  Tensor target = dst;
+  target.copy_from(src);
+}
+
+}  // namespace bp::ops::conv

@@ -1,0 +1,18 @@
+#pragma once
+// Copies between the caller's tensors and the channels-last fp32 the CPU
+// kernels read and write (direct and Winograd): a blocked transpose between
+// NCDHW and NDHWC with the dtype converted on the way, instead of
+// Tensor::copy_from's element-by-element walk, which for a transposing copy
+// costs more than a small convolution.
+
+#include "backplane/tensor.h"
+
+namespace bp::ops::conv {
+
+// t (5-D, any dtype and strides) as dense channels-last fp32: t itself when
+// it is one already.
+Tensor channels_last_f32(const Tensor& t);
+// dst (5-D, any dtype and strides) = src (dense channels-last fp32, same shape).
+void store_channels_last_f32(const Tensor& src, const Tensor& dst);
+
+}  // namespace bp::ops::conv

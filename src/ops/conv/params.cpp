@@ -1,0 +1,130 @@
+// Shared helpers of the conv implementations (params.h).
+
+#include "ops/conv/params.h"
+
+#include <algorithm>
+
+#include "ops/conv/impls.h"
+#include "ops/conv/layout.h"
+
+namespace bp::ops::conv {
+namespace {
+
+// Dense in the dim order `order` (outermost first): every dim of size > 1
+// has the stride of a packed array in that order.
+bool dense_in_order(const Tensor& t, const int (&order)[5]) {
+  int64_t expected = 1;
+  for (int i = 4; i >= 0; --i) {
+    const int d = order[i];
+    if (t.size(d) != 1 && t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+}  // namespace
+
+double Params::flops() const {
+  const double spatial_work = transposed ? double(in_volume()) : double(out_volume());
+  return 2.0 * double(n) * double(c) * double(k) / double(groups) * double(kernel_volume()) * spatial_work;
+}
+
+bool dense_ncdhw(const Tensor& t) { return dense_in_order(t, {0, 1, 2, 3, 4}); }
+bool dense_ndhwc(const Tensor& t) { return dense_in_order(t, {0, 2, 3, 4, 1}); }
+
+Tensor empty_5d(const Shape& shape, DType dtype, bool channels_last, Device device) {
+  if (!channels_last) return Tensor::empty(shape, dtype, device);
+  const int64_t n = shape[0], c = shape[1], d = shape[2], h = shape[3], w = shape[4];
+  Tensor flat = Tensor::empty({n, d, h, w, c}, dtype, device);
+  return Tensor::from_storage(flat.storage(), shape, {d * h * w * c, 1, h * w * c, w * c, c}, 0, dtype);
+}
+
+Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last) {
+  if (t.dtype() == dtype && (channels_last ? dense_ndhwc(t) : dense_ncdhw(t))) return t;
+  Tensor out = empty_5d(t.shape(), dtype, channels_last, t.device());
+  out.copy_from(t);
+  return out;
+}
+
+namespace {
+// Exponent bits all set: an infinity or a NaN, for 16-bit floats.
+bool finite16(const uint16_t* v, int64_t n, uint16_t exponent) {
+  bool ok = true;
+  for (int64_t i = 0; i < n; ++i) ok &= (v[i] & exponent) != exponent;
+  return ok;
+}
+template <class T>
+bool finite_flat(const T* v, int64_t n) {
+  T acc = 0;  // x * 0 is 0 for finite x, NaN otherwise: one pass without branches
+  for (int64_t i = 0; i < n; ++i) acc += v[i] * T(0);
+  return acc == T(0);
+}
+}  // namespace
+
+bool all_finite(const Tensor& t) {
+  const Tensor d = t.ndim() == 5 && (dense_ncdhw(t) || dense_ndhwc(t)) ? t : t.contiguous();
+  // A dense 5-D view's elements fill one stretch starting at its first
+  // element, whichever dim order (size-1 dims aside).
+  const int64_t n = d.numel();
+  switch (d.dtype()) {
+    case DType::f32: return finite_flat(static_cast<const float*>(d.data()), n);
+    case DType::f64: return finite_flat(static_cast<const double*>(d.data()), n);
+    case DType::f16: return finite16(static_cast<const uint16_t*>(d.data()), n, 0x7C00);
+    case DType::bf16: return finite16(static_cast<const uint16_t*>(d.data()), n, 0x7F80);
+    default: return true;
+  }
+}
+
+void valid_outputs(const Params& p, int a, int64_t t, int64_t& lo, int64_t& hi) {
+  // o*s - pad + t*d in [0, in)  <=>  o in [ceil((pad - t*d) / s), ceil((in + pad - t*d) / s))
+  const int64_t s = p.stride[a], shift = p.pad[a] - t * p.dilation[a];
+  auto ceil_div = [](int64_t x, int64_t y) { return x >= 0 ? (x + y - 1) / y : -((-x) / y); };
+  lo = std::clamp<int64_t>(ceil_div(shift, s), 0, p.outs[a]);
+  hi = std::clamp<int64_t>(ceil_div(p.in[a] + shift, s), lo, p.outs[a]);
+}
+
+kernels::cpu::ConvShape kernel_shape(const Params& p) {
+  kernels::cpu::ConvShape s{p.n, p.c, p.k, p.groups, {}, {}, {}, {}, {}, {}};
+  for (int a = 0; a < 3; ++a) {
+    s.in[a] = p.in[a], s.kernel[a] = p.kernel[a], s.out[a] = p.outs[a];
+    s.stride[a] = p.stride[a], s.pad[a] = p.pad[a], s.dilation[a] = p.dilation[a];
+  }
+  return s;
+}
+
+void run_channels_last_f32(const Params& p, const std::function<void(const float* x, const float* w, const float* bias,
+                                                                     float* out)>& kernel) {
+  const Tensor x = channels_last_f32(p.x);
+  const Tensor w = p.w.to(DType::f32).contiguous();
+  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
+  const bool in_place = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
+  Tensor out = in_place ? p.out : empty_5d(p.out.shape(), DType::f32, true);
+  kernel(x.data_ptr<float>(), w.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
+         out.data_ptr<float>());
+  if (!in_place) store_channels_last_f32(out, p.out);
+}
+
+dispatch::Problem problem_of(const Params& p) {
+  uint32_t layout = 0;
+  if (p.transposed) layout |= kTransposed;
+  if (p.channels_last) layout |= kChannelsLast;
+  if (p.has_bias()) layout |= kBias;
+  if (!dense_ncdhw(p.x) && !dense_ndhwc(p.x)) layout |= kStridedInput;
+  auto biggest = [&](const int64_t (&v)[3]) {
+    int64_t m = v[3 - p.spatial];
+    for (int a = 3 - p.spatial; a < 3; ++a) {
+      if (v[a] != m) layout |= kMixedAxes;
+      m = std::max(m, v[a]);
+    }
+    return m;
+  };
+  const int64_t s = biggest(p.stride), pad = biggest(p.pad), dil = biggest(p.dilation);
+  dispatch::Problem prob =
+      conv_op().problem(p.device, p.dtype, layout,
+                        {p.n, p.groups, p.c, p.k, p.in[0], p.in[1], p.in[2], p.kernel[0], p.kernel[1], p.kernel[2],
+                         p.outs[0], p.outs[1], p.outs[2], s, pad, dil});
+  prob.flops = p.flops();  // the signature's formula counts forward work; transposed work is per input point
+  return prob;
+}
+
+}  // namespace bp::ops::conv
