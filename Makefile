@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: all setup configure build run test test-cpp test-python test-wheel docs conformance clean
+.PHONY: all setup configure build run test test-cpp test-python test-wheel check docs conformance clean
 
 all: build
 
@@ -51,8 +51,14 @@ conformance: build
 	@scripts/setup-peers.sh
 	.venv-peers/bin/python -m pytest -q -p no:cacheprovider tests/conformance
 
+# The suites under AddressSanitizer + UndefinedBehaviorSanitizer and
+# ThreadSanitizer, the fuzz targets and the stress test, in build-check/
+# (scripts/check.sh says what runs where).
+check:
+	JOBS=$(JOBS) scripts/check.sh
+
 docs: build
 	$(PY) scripts/gen_flags_doc.py > docs/flags.md
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-wheel
+	rm -rf $(BUILD) $(BUILD)-wheel build-check

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what building and testing Backplane needs, and nothing twice:
+# Installs what building and testing Backplane needs, and nothing twice
+# (with --check, also what `make check` needs):
 # Debian packages that are missing (apt-get), then a project-local virtual
 # environment (.venv) with the Python packages. Safe to run on every `make`.
 set -euo pipefail
@@ -11,6 +12,11 @@ DEB_PACKAGES=(
   libcpuinfo-dev libopenblas-openmp-dev libdnnl-dev libfftw3-dev
   numactl libjemalloc2 libgoogle-perftools4 ccache
 )
+# `make check` (scripts/check.sh) also needs clang, for libFuzzer and the
+# sanitizer runtimes: `scripts/setup.sh --check`.
+if [ "${1:-}" = "--check" ]; then
+  DEB_PACKAGES+=(clang-14 libclang-rt-14-dev llvm-14)
+fi
 PY_PACKAGES=(nanobind scikit-build-core numpy pytest ml_dtypes hypothesis)
 
 missing=()

@@ -319,6 +319,12 @@ enum class Position { end, before_reference, front };
 class Op {
  public:
   explicit Op(OpConfig config);
+  // Frees every list it published: only for an op no thread can still
+  // dispatch through (a test's own op); the registry's ops live as long as
+  // the process.
+  ~Op();
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
   const OpConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
 
@@ -355,8 +361,13 @@ class Op {
   void publish(List* next, DeviceType changed);
   OpConfig config_;
   std::vector<const char*> dim_names_;  // config_.signature as C strings (Problem::dim_names)
-  mutable std::mutex mutex_;          // serialises add() and replace_slot()
-  std::atomic<const List*> list_;     // published lists are never freed
+  mutable std::mutex mutex_;          // serialises add(), remove() and replace_slot()
+  std::atomic<const List*> list_;     // the current list
+  // Lists replaced by a later publish: a dispatching thread may still read
+  // one, so they are kept (a few hundred bytes per change) and freed only
+  // with the op. Held here, not dropped, so they stay reachable (no leak
+  // report under LeakSanitizer).
+  std::vector<const List*> retired_;
 };
 
 // Defines an op (once; later calls with the same name return the same op and

@@ -12,6 +12,7 @@
 #include "backplane/error.h"
 #include "backplane/log.h"
 #include "core/env.h"
+#include "core/flags_env.h"
 #include "core/vendor_env.h"
 
 namespace bp::flags {
@@ -52,6 +53,47 @@ std::string format_row(const Row& r, int64_t v);
 int64_t parse_row(const Row& r, std::string_view text);
 std::string allowed_row(const Row& r);
 
+// Note [Env parsing]: the value a row takes from its env texts (native,
+// then the vendor name, then the vendor name's ROCm spelling, as PyTorch
+// reads them), or nullopt to keep the default. The native name wins over
+// the vendor names; every text passes the row's validation (issue 10:
+// CUBLASLT_WORKSPACE_SIZE=1 PiB was taken). Warns once per bad text; a bad
+// vendor text falls through to the next name.
+std::optional<int64_t> vendor_value_of(const RowDef& d, const char* name, const std::string& text) {
+  const Row& r = d.row;
+  try {
+    if (d.vendor_parse == nullptr) return parse_row(r, text);
+    const std::optional<int64_t> v = d.vendor_parse(name, text);
+    if (v) validate_row(r, *v);
+    return v;
+  } catch (const Error& e) {
+    log::warn(std::string("ignoring ") + name + "=" + text + " (" + r.path() + " = " + e.value() +
+              "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> env_value_of(const RowDef& d, const std::optional<std::string>& native,
+                                    const std::optional<std::string>& vendor,
+                                    const std::optional<std::string>& vendor_alias) {
+  const Row& r = d.row;
+  if (native) {
+    try {
+      return parse_row(r, *native);
+    } catch (const Error& e) {
+      log::warn("ignoring " + r.env + "=" + *native + ": expected " + e.allowed() + "; using the default " +
+                format_row(r, r.default_value));
+    }
+    return std::nullopt;
+  }
+  if (r.vendor_env == nullptr) return std::nullopt;
+  if (vendor)
+    if (auto v = vendor_value_of(d, r.vendor_env, *vendor)) return v;
+  const char* alias = vendor_env_alias(r.vendor_env);
+  if (alias != nullptr && vendor_alias) return vendor_value_of(d, alias, *vendor_alias);
+  return std::nullopt;
+}
+
 struct Global {
   std::vector<RowDef> defs;
   std::vector<Row> rows;
@@ -71,48 +113,14 @@ struct Global {
     for (int i = 0; i < kCount; ++i) load_env(i);
   }
 
-  // Note [Env parsing]: the native name wins over the vendor name.
   void load_env(int i) {
     const Row& r = rows[i];
-    if (auto text = env::get(r.env.c_str())) {
-      try {
-        value[i].store(parse_row(r, *text));
-        source[i].store(static_cast<int>(Source::Env));
-      } catch (const Error& e) {
-        log::warn("ignoring " + r.env + "=" + *text + ": expected " + e.allowed() +
-                  "; using the default " + format_row(r, r.default_value));
-      }
-      return;
+    const char* alias = r.vendor_env ? vendor_env_alias(r.vendor_env) : nullptr;
+    if (auto v = env_value_of(defs[i], env::get(r.env.c_str()), r.vendor_env ? env::get(r.vendor_env) : std::nullopt,
+                              alias ? env::get(alias) : std::nullopt)) {
+      value[i].store(*v);
+      source[i].store(static_cast<int>(Source::Env));
     }
-    if (r.vendor_env == nullptr) return;
-    // PyTorch also reads a ROCm spelling of some (either one set to "1" counts).
-    for (const char* name : {r.vendor_env, vendor_env_alias(r.vendor_env)}) {
-      if (name == nullptr) continue;
-      if (auto v = load_vendor(i, name)) {
-        value[i].store(*v);
-        source[i].store(static_cast<int>(Source::Env));
-        return;
-      }
-    }
-  }
-
-  // A vendor variable's value, through the row's own validation like a
-  // native one's (issue 10: CUBLASLT_WORKSPACE_SIZE=1 PiB was taken);
-  // nullopt (with one warning when malformed) when it does not set the flag.
-  std::optional<int64_t> load_vendor(int i, const char* name) {
-    const Row& r = rows[i];
-    auto text = env::get(name);
-    if (!text) return std::nullopt;
-    try {
-      if (defs[i].vendor_parse == nullptr) return parse_row(r, *text);
-      const std::optional<int64_t> v = defs[i].vendor_parse(name, *text);
-      if (v) validate_row(r, *v);
-      return v;
-    } catch (const Error& e) {
-      log::warn(std::string("ignoring ") + name + "=" + *text + " (" + r.path() + " = " + e.value() +
-                "): expected " + e.allowed() + "; using the default " + format_row(r, r.default_value));
-    }
-    return std::nullopt;
   }
 };
 
@@ -300,8 +308,12 @@ int64_t parse_row(const Row& r, std::string_view text) {
       return *n;
     }
     case DomainType::Enum: {
-      // Exact case, as the setters (issue 10); aliases ("hipblaslt") too.
-      if (auto v = enum_value(d, text)) return *v;
+      // Exact case, as the setters (issue 10); aliases ("hipblaslt") too; and
+      // the row's own rules (no bf16 on CUDA nodes), as the setter applies them.
+      if (auto v = enum_value(d, text)) {
+        validate_row(r, *v);
+        return *v;
+      }
       return bad();
     }
     case DomainType::Order: {
@@ -382,6 +394,14 @@ void set_raw(Id id, int64_t v) {
   g.epoch.fetch_add(1);
   for (auto& h : hooks_of(i)) h(v);
 }
+
+namespace detail {
+std::optional<int64_t> env_value(Id id, const std::optional<std::string>& native,
+                                 const std::optional<std::string>& vendor,
+                                 const std::optional<std::string>& vendor_alias) {
+  return env_value_of(global().defs[static_cast<int>(id)], native, vendor, vendor_alias);
+}
+}  // namespace detail
 
 void reset(Id id) {
   auto& g = global();

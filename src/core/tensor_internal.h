@@ -38,12 +38,18 @@ void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
   int64_t base = 0;
   while (true) {
     for (int64_t i = 0; i < inner; ++i) fn(base + i * inner_stride);
-    // Odometer increment over the outer dims.
+    // Odometer increment over the outer dims. base only ever holds the
+    // offset of an element of the view, and a dim rolls back by
+    // (size - 1) * stride, a part of the view's extent: neither overflows,
+    // whatever the stride of a size-1 dim (found by the dlpack fuzzer:
+    // size * stride did).
     int64_t d = ndim - 2;
     for (; d >= 0; --d) {
-      base += strides[d];
-      if (++index[d] < shape[d]) break;
-      base -= strides[d] * shape[d];
+      if (++index[d] < shape[d]) {
+        base += strides[d];
+        break;
+      }
+      base -= strides[d] * (shape[d] - 1);
       index[d] = 0;
     }
     if (d < 0) return;

@@ -1,6 +1,7 @@
 // Views: transpose, slice, select, reshape. None of them copies (reshape of
 // a non-contiguous tensor excepted) (Note [Tensor storage and views]).
 
+#include <limits>
 #include <algorithm>
 
 #include "backplane/error.h"
@@ -30,6 +31,8 @@ Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<in
   check_defined(op);
   const int64_t d = detail::wrap_dim(dim, ndim(), op);
   if (step == 0) throw_bad_value(op, "step 0", "a non-zero step");
+  // As Python does, so -step below exists (UBSan: -INT64_MIN overflows).
+  if (step == std::numeric_limits<int64_t>::min()) step = -std::numeric_limits<int64_t>::max();
   const int64_t n = shape_[d];
   // Python's rules (PySlice_AdjustIndices): negatives count from the end,
   // then clamp; the defaults depend on the direction.

@@ -79,8 +79,14 @@ Problem Op::problem(Device device, DType dtype, uint32_t layout, std::initialize
   return p;
 }
 
+Op::~Op() {
+  for (const List* l : retired_) delete l;
+  delete list_.load();
+}
+
+// Called with mutex_ held.
 void Op::publish(List* next, DeviceType changed) {
-  list_.store(next, std::memory_order_release);  // the old list stays valid for readers (never freed)
+  retired_.push_back(list_.exchange(next, std::memory_order_acq_rel));  // still valid for readers
   detail::forget_op(*this, changed);
 }
 

@@ -9,6 +9,11 @@
 namespace bp::launcher {
 namespace {
 
+// The largest CPU or node id accepted. Linux allows at most 8192 CPUs
+// (NR_CPUS with MAXSMP); without a bound "0-2147483647" made the parsers
+// insert two billion ids (and the loop's ++id overflowed at INT_MAX).
+constexpr int kMaxId = 65535;
+
 std::string_view trim(std::string_view s) {
   const char* blanks = " \t\n\r";
   auto first = s.find_first_not_of(blanks);
@@ -24,6 +29,10 @@ int parse_id(std::string_view text, std::string_view whole, const std::string& s
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < 0)
     throw_bad_value(subject, "'" + std::string(whole) + "'", allowed);
+  if (value > kMaxId) {
+    throw_bad_value(subject, "'" + std::string(whole) + "'",
+                    std::string(allowed) + ", with ids at most " + std::to_string(kMaxId));
+  }
   return value;
 }
 
@@ -43,7 +52,7 @@ void for_each_id(std::string_view text, const std::string& subject, const char* 
       int lo = parse_id(item.substr(0, dash), whole, subject, allowed);
       int hi = parse_id(item.substr(dash + 1), whole, subject, allowed);
       if (hi < lo) throw_bad_value(subject, "'" + std::string(whole) + "'", allowed);
-      for (int id = lo; id <= hi; ++id) emit(id);
+      for (int id = lo; id <= hi; ++id) emit(id);  // hi <= kMaxId: no overflow, a bounded loop
     }
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

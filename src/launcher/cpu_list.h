@@ -10,7 +10,8 @@ namespace bp::launcher {
 
 // Parses "0-3,8" into {0,1,2,3,8} (sorted, without duplicates). Accepts
 // surrounding blanks and an empty list. Throws bp::Error (ValueError) naming
-// `subject` on anything else: "0-", "a", "3-1", negative ids.
+// `subject` on anything else: "0-", "a", "3-1", negative ids, ids above
+// 65535 (Linux has at most 8192 CPUs).
 std::vector<int> parse_id_list(std::string_view text, const std::string& subject);
 
 // Parses a user's --core-list: comma-separated ids or ranges, order kept.

@@ -10,6 +10,7 @@
 
 #include "backplane/error.h"
 #include "backplane/flags.h"
+#include "core/flags_env.h"
 
 namespace {
 
@@ -23,7 +24,16 @@ int64_t other_value(const Row& r) {
   switch (d.type) {
     case DomainType::Bool: return 1 - r.default_value;
     case DomainType::Int: return r.default_value < d.max ? r.default_value + 1 : r.default_value - 1;
-    case DomainType::Enum: return (r.default_value + 1) % d.count;
+    case DomainType::Enum:  // the next name the row's own rules take (CUDA nodes refuse bf16)
+      for (int64_t step = 1; step < d.count; ++step) {
+        const int64_t v = (r.default_value + step) % d.count;
+        try {
+          bp::flags::validate(r.id, v);
+          return v;
+        } catch (const bp::Error&) {
+        }
+      }
+      return r.default_value;
     case DomainType::Order: {
       int order[8];
       for (int i = 0; i < d.count; ++i) order[i] = bp::flags::order_at(r.default_value, d.count - 1 - i);
@@ -168,6 +178,21 @@ TEST_F(FlagsTest, CudaPrecisionNodesRefuseBf16) {
     const int64_t before = bp::flags::get_raw(id);
     EXPECT_THROW(bp::flags::set_raw(id, static_cast<int64_t>(bp::flags::Precision::bf16)), bp::Error);
     EXPECT_EQ(bp::flags::get_raw(id), before);
+  }
+}
+
+// Found by the env_values fuzzer: "bf16" from the native env var of a CUDA
+// node was stored at start-up, though the setter refuses it. Every env value
+// a row takes must be one its setter takes (Note [Env parsing]).
+TEST_F(FlagsTest, EnvValuesPassTheRowsOwnRules) {
+  for (Id id : {Id::cudnn_fp32_precision, Id::cudnn_conv_fp32_precision, Id::cudnn_rnn_fp32_precision,
+                Id::cuda_matmul_fp32_precision}) {
+    EXPECT_FALSE(bp::flags::detail::env_value(id, std::string("bf16"), std::nullopt)) << bp::flags::row(id).path();
+    EXPECT_THROW(bp::flags::parse(id, "bf16"), bp::Error);
+  }
+  for (const Row& r : bp::flags::rows()) {
+    const int64_t v = other_value(r);
+    EXPECT_EQ(bp::flags::detail::env_value(r.id, bp::flags::format(r.id, v), std::nullopt), v) << r.path();
   }
 }
 

@@ -155,11 +155,27 @@ TEST(Tensor, SizesThatOverflowAreClearErrors) {
   // A step whose stride would overflow leaves one element: fine.
   const Tensor one = t.slice(0, 0, std::nullopt, std::numeric_limits<int64_t>::max());
   EXPECT_EQ(one.shape(), (Shape{1, 6}));
+  // The most negative step (UBSan found its negation overflowing).
+  EXPECT_EQ(t.slice(0, std::nullopt, std::nullopt, std::numeric_limits<int64_t>::min()).shape(), (Shape{1, 6}));
   const auto storage = t.storage();
   expect_error([&] { Tensor::from_storage(storage, {2, 2}, {big, big}, 0, DType::f32); }, ErrorKind::Value,
                {"Tensor.from_storage", "2^63"});
   expect_error([&] { Tensor::from_storage(storage, {1}, {1}, std::numeric_limits<int64_t>::max(), DType::f32); },
                ErrorKind::Value, {"Tensor.from_storage"});
+}
+
+// Found by the dlpack fuzzer (UBSan): copying a view whose size-1 dim has a
+// huge stride (legal: that stride is never used) overflowed the odometer.
+TEST(Tensor, SizeOneDimsWithHugeStridesCopy) {
+  const Tensor t = Tensor::from_vector(std::vector<float>{0, 1, 2, 3, 4, 5}, {2, 3});
+  const Tensor v = Tensor::from_storage(t.storage(), {1, 2, 3}, {std::numeric_limits<int64_t>::max(), 3, 1}, 0,
+                                        DType::f32);
+  const Tensor c = v.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(c.data_ptr<float>()[i], float(i));
+  const Tensor w = Tensor::from_storage(t.storage(), {2, 1, 3}, {3, std::numeric_limits<int64_t>::max(), 1}, 0,
+                                        DType::f32).to(DType::f64);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(w.data_ptr<double>()[i], double(i));
 }
 
 TEST(Tensor, ReshapeViewsOrCopies) {

@@ -27,6 +27,16 @@ TEST(CpuList, RejectsMalformedLists) {
   }
 }
 
+// Found writing the cpu_list fuzzer (tests/fuzz): "0-2147483647" inserted two
+// billion ids and its loop overflowed at INT_MAX. Ids are bounded.
+TEST(CpuList, HugeIdsAndRangesAreRefusedAtOnce) {
+  EXPECT_EQ(parse_id_list("65534-65535", "x"), (V{65534, 65535}));
+  for (const char* bad : {"0-2147483647", "2147483647", "65536", "0-65536"}) {
+    EXPECT_THROW(parse_id_list(bad, "x"), bp::Error) << bad;
+    EXPECT_THROW(parse_core_list(bad), bp::Error) << bad;
+  }
+}
+
 TEST(CpuList, CoreListKeepsOrderAndRejectsRepeats) {
   EXPECT_EQ(parse_core_list("3,1,2"), (V{3, 1, 2}));
   EXPECT_EQ(parse_core_list(" 0-2, 8 "), (V{0, 1, 2, 8}));

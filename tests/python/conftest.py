@@ -9,7 +9,10 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+# The package under test: python/ of this tree, or the folder of another
+# build's extension (the sanitizer build of `make check`, scripts/check.sh).
+PACKAGE_DIR = os.environ.get("BACKPLANE_PYTHON_DIR", str(ROOT / "python"))
+sys.path.insert(0, PACKAGE_DIR)
 
 import backplane  # noqa: E402
 from backplane import _C  # noqa: E402
@@ -20,7 +23,7 @@ _STEERING_PREFIXES = ("BACKPLANE_", "TORCH_", "CUBLAS", "ATEN_", "DNNL_", "ONEDN
 
 def clean_env(**extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(_STEERING_PREFIXES)}
-    env["PYTHONPATH"] = str(ROOT / "python")
+    env["PYTHONPATH"] = PACKAGE_DIR
     env.update(extra)
     return env
 

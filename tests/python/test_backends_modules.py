@@ -208,8 +208,12 @@ def test_reduced_precision_tuple_states():
 
 def test_preferred_blas_library():
     assert B.cuda.preferred_blas_library() == B.cuda._BlasBackend.Cublas  # default resolves to cuBLAS
-    with pytest.warns(UserWarning, match="experimental"):
-        assert B.cuda.preferred_blas_library("hipblaslt") == B.cuda._BlasBackend.Cublaslt
+    if not _C.built_with["cublaslt"]:  # a build configured without it (BACKPLANE_USE_CUDA=OFF)
+        with pytest.raises(RuntimeError, match="not been compiled with cuBLASLt"):
+            B.cuda.preferred_blas_library("hipblaslt")
+    else:
+        with pytest.warns(UserWarning, match="experimental"):
+            assert B.cuda.preferred_blas_library("hipblaslt") == B.cuda._BlasBackend.Cublaslt
     assert B.cuda.preferred_blas_library("default") == B.cuda._BlasBackend.Cublas
     with pytest.raises(RuntimeError, match="Choose from: default, cublas, hipblas, cublaslt, hipblaslt, ck"):
         B.cuda.preferred_blas_library("foo")
@@ -226,6 +230,10 @@ def test_preferred_linalg_library_validates_before_storing():
     assert B.cuda.preferred_linalg_library() == B.cuda._LinalgBackend.Default
     with pytest.raises(RuntimeError, match="default, cusolver, magma"):
         B.cuda.preferred_linalg_library("bogus")
+    if not _C.built_with["cusolver"]:  # a build configured without it
+        with pytest.raises(RuntimeError, match="not been compiled with cuSOLVER"):
+            B.cuda.preferred_linalg_library("cusolver")
+        return
     with pytest.warns(UserWarning, match="experimental"):
         assert B.cuda.preferred_linalg_library("cusolver") == B.cuda._LinalgBackend.Cusolver
 

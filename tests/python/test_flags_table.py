@@ -98,7 +98,9 @@ def test_properties_read_and_write_the_table(row):
         obj = getattr(obj, part)
     value = other_value(row)
     setattr(obj, row["name"], value)
-    assert getattr(obj, row["name"]) == value
+    # cudnn.benchmark_limit reads None without cuDNN, as PyTorch's does.
+    unread = row["path"] == "cudnn.benchmark_limit" and not backplane.backends.cudnn.is_available()
+    assert getattr(obj, row["name"]) == (None if unread else value)
     assert _C.flag_get(row["path"]) == value
 
 
@@ -201,6 +203,18 @@ def test_the_largest_workspace_is_accepted_from_env_and_setter():
     assert proc.stdout.strip() == str(4 << 30) and proc.stderr == ""
     with pytest.raises(ValueError, match=r"expected an integer in \[0, 4294967296\], got 4294967297"):
         _C.flag_set("cuda.cublaslt_workspace_size", (4 << 30) + 1)
+
+
+# Found by the env_values fuzzer: the native env var of a CUDA precision
+# node took "bf16", which its setter refuses (CUDA has no bf16 math mode).
+def test_env_values_pass_the_rows_own_rules_like_the_setter():
+    proc = run_python("from backplane import _C; print(_C.flag_get('cudnn.conv.fp32_precision'), "
+                      "_C.flag_source('cudnn.conv.fp32_precision'))",
+                      env={"BACKPLANE_CUDNN_CONV_FP32_PRECISION": "bf16"})
+    assert proc.stdout.split() == ["tf32", "default"]
+    assert "BACKPLANE_CUDNN_CONV_FP32_PRECISION=bf16" in proc.stderr and "none, ieee, tf32" in proc.stderr
+    with pytest.raises(ValueError, match="does not support precision 'bf16'"):
+        _C.flag_set("cudnn.conv.fp32_precision", "bf16")
 
 
 # Names are case-sensitive in env vars as in setters (Note [Env parsing]).

@@ -91,7 +91,8 @@ def test_console_script_and_extras_are_declared():
 # ---------------------------------------------------------------- python -m backplane
 
 def test_python_m_backplane_is_the_tool():
-    build_info = (ROOT / "python" / "backplane" / "_build_info.py").read_text()
+    # This package's build (make check runs the tests on its sanitizer build's package).
+    build_info = (pathlib.Path(backplane.__file__).parent / "_build_info.py").read_text()
     tool = re.search(r"build_dir = r'(.*)'", build_info).group(1) + "/bin/backplane"
     for args in (["explain", "matmul"], ["explain", "no_such_op"], []):
         via = _python_m(*args)

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "backends/cpu/cpu_features.h"
+#include "core/cpu_f16c.h"
 
 namespace bp::backends::cpu::detail {
 namespace {
@@ -68,7 +69,7 @@ CpuFeatures detect_with_builtins() {
   const std::pair<const char*, bool> found[] = {
       {"sse4_2", bool(__builtin_cpu_supports("sse4.2"))},
       {"avx", bool(__builtin_cpu_supports("avx"))},
-      {"f16c", bool(__builtin_cpu_supports("f16c"))},
+      {"f16c", bp::detail::cpu_has_f16c()},
       {"fma", bool(__builtin_cpu_supports("fma"))},
       {"avx2", bool(__builtin_cpu_supports("avx2"))},
       {"avx512f", bool(__builtin_cpu_supports("avx512f"))},

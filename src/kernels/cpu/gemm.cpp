@@ -19,6 +19,7 @@
 
 #include "backplane/error.h"
 #include "backplane/tensor.h"
+#include "core/cpu_f16c.h"
 #include "core/threads.h"
 #include "kernels/cpu/gemm_kernel.h"
 
@@ -46,11 +47,11 @@ bool gemm_isa_supported(GemmIsa isa) {
   switch (isa) {
     case GemmIsa::generic: return true;
     case GemmIsa::avx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && bp::detail::cpu_has_f16c();
     case GemmIsa::avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+             __builtin_cpu_supports("fma") && bp::detail::cpu_has_f16c();
     case GemmIsa::avx512_bf16:
       return gemm_isa_supported(GemmIsa::avx512) && __builtin_cpu_supports("avx512bf16");
   }
