@@ -11,7 +11,7 @@ import backplane
 from backplane import backends
 import backplane.fft as F
 
-IMPLS = ["fftw:dft", "ref:any"]
+IMPLS = ["fftw:dft", "native:stockham", "ref:any"]
 NORMS = [None, "backward", "ortho", "forward"]
 RNG = np.random.default_rng(0)
 
@@ -220,13 +220,43 @@ def test_every_entry_takes_each_real_dtype(impl, dtype):
             close(got, np_name(name)(wide.astype(np.complex128)), tol * 10)
 
 
+@pytest.mark.parametrize("impl", ["fftw:dft", "native:stockham"])
+@pytest.mark.parametrize("n", [4096, 4099, 2 * 4099, 3 * 5 * 7 * 11 * 13, 2**16 + 1, 3**9])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_large_sizes_match_numpy(impl, n, dtype):
+    # native:stockham: radix 4 only, Bluestein (prime and twice a prime), every
+    # odd radix, Bluestein through a 2^18-point convolution, radix 3 only.
+    x = crand((n,), dtype)
+    with forced(impl):
+        for name in ["fft", "ifft"]:
+            close(getattr(F, name)(x, norm="ortho"), np_name(name)(x.astype(np.complex128), norm="ortho"),
+                  tol_of(dtype) * np.log2(n))
+
+
+@pytest.mark.parametrize("impl", ["fftw:dft", "native:stockham"])
+def test_threaded_batched_and_2d_transforms(impl):
+    # Large enough to run on several threads: a batch of rows, and the columns of a matrix.
+    x = crand((64, 1024), np.complex64)
+    y = crand((300, 257), np.complex128)
+    keep = backplane.get_num_threads()
+    backplane.set_num_threads(2)
+    try:
+        with forced(impl):
+            close(F.fft(x), np.fft.fft(x.astype(np.complex128)), 1e-5 * 10)
+            close(F.fft2(y), np.fft.fft2(y), 1e-11)
+            close(F.rfft2(y.real), np.fft.rfft2(y.real), 1e-11)
+            close(F.irfft2(y), np.fft.irfft2(y), 1e-11)
+    finally:
+        backplane.set_num_threads(keep)
+
+
 def test_implementations_agree_with_each_other():
     x = crand((3, 97, 12), np.complex64)
-    with forced("fftw:dft"):
-        a = F.fftn(x).numpy()
     with forced("ref:any"):
-        b = F.fftn(x).numpy()
-    close(a, b, 1e-5)
+        want = F.fftn(x).numpy()
+    for impl in ["fftw:dft", "native:stockham"]:
+        with forced(impl):
+            close(F.fftn(x).numpy(), want, 1e-5)
 
 
 # ---------------------------------------------------------------- errors

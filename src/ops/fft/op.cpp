@@ -2,9 +2,11 @@
 // torch.fft entries of backplane.fft, its shape form and its benchmark.
 // docs/adding_an_op.md is the recipe this follows.
 //
-// The list: fftw:dft (plans in backends.cpu.fft_plan_cache), cufft:dft (a
-// CUDA slot that backplane_cuda fills; plans in cuda.cufft_plan_cache[i]),
-// then the reference, ref:any, which accepts every valid CPU problem.
+// The list: fftw:dft (plans in backends.cpu.fft_plan_cache), native:stockham
+// (Backplane's own FFT: what the CPU gets when FFTW is absent or excluded),
+// cufft:dft (a CUDA slot that backplane_cuda fills; plans in
+// cuda.cufft_plan_cache[i]), then the reference, ref:any, which accepts
+// every valid CPU problem.
 
 #include <cmath>
 
@@ -108,6 +110,7 @@ OpSpec spec() {
 #else
   s.implementations.push_back(dispatch::not_built("fftw:dft", "fftw", "FFTW was not found at configure time"));
 #endif
+  s.implementations.push_back(make_native());
   s.implementations.push_back(make_cufft_slot());
   s.implementations.push_back(make_ref());  // the reference, last
   s.entries = transform_entries();

@@ -56,8 +56,9 @@ std::vector<EntrySpec> helper_entries();  // fftfreq, rfftfreq, fftshift, ifftsh
 // An entry of backplane.fft: its name, Python name backplane.fft.<name> and doc.
 EntrySpec fft_entry(const std::string& name, std::string doc);
 
-// The makers (fft_fftw.cpp, fft_ref.cpp, op.cpp's CUDA slot).
+// The makers (fft_fftw.cpp, fft_native.cpp, fft_ref.cpp, op.cpp's CUDA slot).
 std::unique_ptr<dispatch::Implementation> make_fftw();
+std::unique_ptr<dispatch::Implementation> make_native();
 std::unique_ptr<dispatch::Implementation> make_ref();
 std::unique_ptr<dispatch::Implementation> make_cufft_slot();
 
