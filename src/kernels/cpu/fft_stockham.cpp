@@ -74,7 +74,7 @@ template <class T>
 std::shared_ptr<const Plan<T>> get_plan(int64_t n, int sign);
 
 template <class T>
-void pass2(const C<T>* x, C<T>* y, int64_t m, int64_t S, const C<T>* w) {
+void pass2(const C<T>* __restrict x, C<T>* __restrict y, int64_t m, int64_t S, const C<T>* w) {
   for (int64_t p = 0; p < m; ++p) {
     const C<T> w1 = w[p];
     const C<T>* a = x + p * S;
@@ -88,7 +88,7 @@ void pass2(const C<T>* x, C<T>* y, int64_t m, int64_t S, const C<T>* w) {
 }
 
 template <class T>
-void pass3(const C<T>* x, C<T>* y, int64_t m, int64_t S, const C<T>* w, int sign) {
+void pass3(const C<T>* __restrict x, C<T>* __restrict y, int64_t m, int64_t S, const C<T>* w, int sign) {
   const T half = T(-0.5), s3 = static_cast<T>(sign * 0.86602540378443864676);
   for (int64_t p = 0; p < m; ++p) {
     const C<T> w1 = w[2 * p], w2 = w[2 * p + 1];
@@ -105,7 +105,7 @@ void pass3(const C<T>* x, C<T>* y, int64_t m, int64_t S, const C<T>* w, int sign
 }
 
 template <class T>
-void pass4(const C<T>* x, C<T>* y, int64_t m, int64_t S, const C<T>* w, int sign) {
+void pass4(const C<T>* __restrict x, C<T>* __restrict y, int64_t m, int64_t S, const C<T>* w, int sign) {
   const T s = static_cast<T>(sign);
   for (int64_t p = 0; p < m; ++p) {
     const C<T> w1 = w[3 * p], w2 = w[3 * p + 1], w3 = w[3 * p + 2];
@@ -122,9 +122,31 @@ void pass4(const C<T>* x, C<T>* y, int64_t m, int64_t S, const C<T>* w, int sign
   }
 }
 
-// Any odd prime radix r <= kMaxRadix, by its r x r DFT matrix.
 template <class T>
-void pass_generic(const C<T>* x, C<T>* y, int r, int64_t m, int64_t S, const C<T>* w, const C<T>* roots) {
+void pass5(const C<T>* __restrict x, C<T>* __restrict y, int64_t m, int64_t S, const C<T>* w, int sign) {
+  const T c1 = T(0.30901699437494742410), c2 = T(-0.80901699437494742410);
+  const T s1 = static_cast<T>(sign * 0.95105651629515357212), s2 = static_cast<T>(sign * 0.58778525229247312917);
+  for (int64_t p = 0; p < m; ++p) {
+    const C<T> w1 = w[4 * p], w2 = w[4 * p + 1], w3 = w[4 * p + 2], w4 = w[4 * p + 3];
+    const C<T>* a = x + p * S;
+    C<T>* b = y + 5 * p * S;
+    for (int64_t u = 0; u < S; ++u) {
+      const C<T> a0 = a[u], a1 = a[m * S + u], a2 = a[2 * m * S + u], a3 = a[3 * m * S + u], a4 = a[4 * m * S + u];
+      const C<T> t1 = a1 + a4, t2 = a2 + a3, t3 = a1 - a4, t4 = a2 - a3;
+      const C<T> m1 = a0 + scaled(t1, c1) + scaled(t2, c2), m2 = a0 + scaled(t1, c2) + scaled(t2, c1);
+      const C<T> n1 = times_i(scaled(t3, s1) + scaled(t4, s2), T(1)), n2 = times_i(scaled(t3, s2) - scaled(t4, s1), T(1));
+      b[u] = a0 + t1 + t2;
+      b[S + u] = (m1 + n1) * w1;
+      b[2 * S + u] = (m2 + n2) * w2;
+      b[3 * S + u] = (m2 - n2) * w3;
+      b[4 * S + u] = (m1 - n1) * w4;
+    }
+  }
+}
+
+// Any other odd prime radix r <= kMaxRadix (7, 11, 13), by its r x r DFT matrix.
+template <class T>
+void pass_generic(const C<T>* __restrict x, C<T>* __restrict y, int r, int64_t m, int64_t S, const C<T>* w, const C<T>* roots) {
   C<T> a[kMaxRadix];
   for (int64_t p = 0; p < m; ++p) {
     const C<T>* in = x + p * S;
@@ -167,6 +189,7 @@ void execute(const Plan<T>& plan, C<T>* x, C<T>* work, int64_t V) {
       case 2: pass2(src, dst, ps.m, S, w); break;
       case 3: pass3(src, dst, ps.m, S, w, plan.sign); break;
       case 4: pass4(src, dst, ps.m, S, w, plan.sign); break;
+      case 5: pass5(src, dst, ps.m, S, w, plan.sign); break;
       default: pass_generic(src, dst, ps.r, ps.m, S, w, plan.roots.data() + ps.ro); break;
     }
     std::swap(src, dst);
@@ -191,7 +214,7 @@ std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
       typename Plan<T>::Pass ps{r, m, plan->tw.size(), plan->roots.size()};
       for (int64_t p = 0; p < m; ++p)
         for (int k = 1; k < r; ++k) plan->tw.push_back(root<T>(p * k, L, sign));
-      if (r != 2 && r != 3 && r != 4)
+      if (r > 5)
         for (int k = 0; k < r; ++k) plan->roots.push_back(root<T>(k, r, sign));
       plan->passes.push_back(ps);
       L = m;
