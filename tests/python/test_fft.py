@@ -360,3 +360,17 @@ def test_explain_says_whether_the_plan_is_cached():
 def test_explain_of_hfft_names_the_conjugation():
     notes = backends.explain("hfft", crand((5,))).notes
     assert any("conjugated input" in n for n in notes)
+
+
+def test_explain_shows_native_stockham_when_fftw_is_excluded():
+    x = crand((6, 4099), np.complex64)
+    with backends.implementations("fft", "native", "ref"):
+        table = backends.explain("fft", x)
+    assert table.chosen == "native:stockham"
+    row = table.row("fftw:dft")
+    assert row.status == "excluded" and "implementations(" in str(row.reasons), row.reasons
+    assert any("native:stockham: 4099 points by Bluestein" in n and "16384 points" in n for n in table.notes), table.notes
+    notes = backends.explain("fft", crand((1000,), np.complex64)).notes
+    assert any(n == "native:stockham: 1000 points in passes of radix 4x2x5x5x5" for n in notes), notes
+    names = [i.name for i in backends.list_implementations("fft")]
+    assert names.index("fftw:dft") < names.index("native:stockham") < names.index("ref:any")

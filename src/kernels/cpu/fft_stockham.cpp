@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <numbers>
+#include <string>
 #include <vector>
 
 namespace bp::kernels::fft {
@@ -198,15 +199,28 @@ void execute(const Plan<T>& plan, C<T>* x, C<T>* work, int64_t V) {
   if (src != x) std::copy(src, src + plan.n * V, x);
 }
 
+// The passes' radices of n, and in `rest` what they leave (1: no Bluestein).
+std::vector<int> factor(int64_t n, int64_t& rest) {
+  std::vector<int> radices;
+  rest = n;
+  for (int r : kRadices)
+    while (rest % r == 0) radices.push_back(r), rest /= r;
+  return radices;
+}
+
+int64_t convolution_length(int64_t n) {
+  int64_t m = 1;
+  while (m < 2 * n - 1) m <<= 1;
+  return m;
+}
+
 template <class T>
 std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
   auto plan = std::make_shared<Plan<T>>();
   plan->n = n;
   plan->sign = sign;
-  std::vector<int> radices;
-  int64_t rest = n;
-  for (int r : kRadices)
-    while (rest % r == 0) radices.push_back(r), rest /= r;
+  int64_t rest = 1;
+  const std::vector<int> radices = factor(n, rest);
   if (rest == 1) {
     int64_t L = n;
     for (int r : radices) {
@@ -222,8 +236,7 @@ std::shared_ptr<const Plan<T>> make_plan(int64_t n, int sign) {
     return plan;
   }
   // Bluestein: chirp[k] = exp(sign pi i k^2 / n) = root(k^2 mod 2n, 2n).
-  int64_t m = 1;
-  while (m < 2 * n - 1) m <<= 1;
+  const int64_t m = convolution_length(n);
   plan->conv = m;
   plan->fwd = get_plan<T>(m, -1);
   plan->bwd = get_plan<T>(m, +1);
@@ -314,6 +327,17 @@ void dft_lines(std::complex<T>* data, int64_t outer, int64_t n, int64_t inner, i
 
 template void dft_lines<float>(std::complex<float>*, int64_t, int64_t, int64_t, int, int);
 template void dft_lines<double>(std::complex<double>*, int64_t, int64_t, int64_t, int, int);
+
+std::string describe(int64_t n) {
+  int64_t rest = 1;
+  const std::vector<int> radices = factor(n, rest);
+  if (rest != 1)
+    return std::to_string(n) + " points by Bluestein (a prime factor above " + std::to_string(kMaxRadix) +
+           "): a convolution of " + std::to_string(convolution_length(n)) + " points";
+  std::string text = std::to_string(n) + " points in passes of radix ";
+  for (std::size_t i = 0; i < radices.size(); ++i) text += (i ? "x" : "") + std::to_string(radices[i]);
+  return radices.empty() ? std::to_string(n) + " point: nothing to do" : text;
+}
 
 int64_t cached_plans() {
   int64_t total = 0;

@@ -25,6 +25,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <string>
 
 namespace bp::kernels::fft {
 
@@ -34,7 +35,11 @@ namespace bp::kernels::fft {
 template <class T>
 void dft_lines(std::complex<T>* data, int64_t outer, int64_t n, int64_t inner, int sign, int threads);
 
-// Plans held in the per-size cache (for tests and explain).
+// How an n-point transform is done, for explain: "4096 points in passes of
+// radix 4x4x4x4x4x4", "4099 points by Bluestein (...): a convolution of 16384 points".
+std::string describe(int64_t n);
+
+// Plans held in the per-size cache (both element types).
 int64_t cached_plans();
 
 }  // namespace bp::kernels::fft

@@ -14,6 +14,7 @@
 // as numpy.fft.irfftn does (ref_dft's comment), transforms it and keeps the
 // real parts.
 
+#include <algorithm>
 #include <complex>
 
 #include "backplane/dispatch_checks.h"
@@ -99,6 +100,19 @@ void run(const Params& p) {
 }
 
 }  // namespace
+
+std::vector<std::string> native_notes(const Params& p) {
+  if (!p.device.is_cpu() || p.out.numel() == 0 || p.dims.empty()) return {};
+  std::string text = "native:stockham: ";
+  std::vector<int64_t> seen;
+  for (int64_t n : p.n) {
+    if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+    text += (seen.empty() ? "" : "; ") + kernels::fft::describe(n);
+    seen.push_back(n);
+  }
+  if (p.kind != Kind::c2c) text += " (the real kind through the complex transform)";
+  return {text};
+}
 
 std::unique_ptr<dispatch::Implementation> make_native() {
   std::vector<dispatch::Check<Params>> checks;

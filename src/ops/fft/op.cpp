@@ -34,6 +34,7 @@ std::vector<std::string> call_notes(const dispatch::Problem& problem, const void
   std::vector<std::string> notes;
   if (p.device.is_cpu()) {
     notes = fftw_plan_notes(p);
+    for (std::string& n : native_notes(p)) notes.push_back(std::move(n));
   } else if (p.device.is_cuda()) {
     try {
       const auto& cache = backends::cuda::cufft_plan_cache(p.device.index);

@@ -66,6 +66,10 @@ std::unique_ptr<dispatch::Implementation> make_cufft_slot();
 // (fft_fftw.cpp; empty without FFTW).
 std::vector<std::string> fftw_plan_notes(const Params& p);
 
+// explain's note on how native:stockham does a call: each size's radices or
+// Bluestein (fft_native.cpp).
+std::vector<std::string> native_notes(const Params& p);
+
 // `backplane bench fft`'s extra measurements (bench_extras_fftw.cpp; empty without FFTW).
 std::vector<std::pair<std::string, double>> bench_extras();
 
