@@ -103,6 +103,12 @@ std::unique_ptr<dispatch::Implementation> make_cufft_slot() {
   return cuda_slot<Params>("cufft:dft", "cufft", props, cuda_checks::cufft_checks());
 }
 
+void prewarm() {
+  for (const dispatch::Implementation* impl : fft_op().implementations())
+    if (impl->properties().device == DeviceType::cpu) (void)impl->availability();
+  fftw_prewarm();
+}
+
 OpSpec spec() {
   OpSpec s;
   s.config = config();

@@ -70,6 +70,18 @@ std::vector<std::string> fftw_plan_notes(const Params& p);
 // Bluestein (fft_native.cpp).
 std::vector<std::string> native_notes(const Params& p);
 
+// Note [FFT warm-up at import]
+// A process's first CPU transform pays once for what no later call pays:
+// the availability of the list's CPU rows (the "cpu" backend's record, whose
+// CPU detection reads /proc and /sys: about 0.25 ms) and FFTW's
+// single-precision planner (created with the precision's first plan: about
+// 0.45 ms). `import backplane` calls prewarm(), which pays both then, so a
+// first complex64 call costs what a new size costs. fftw_prewarm() makes
+// the planner with a 2-point plan it destroys (nothing enters
+// cpu.fft_plan_cache); complex128's planner is left to its first call.
+void prewarm();
+void fftw_prewarm();  // fft_fftw.cpp (without_fftw.cpp: nothing)
+
 // `backplane bench fft`'s extra measurements (bench_extras_fftw.cpp; empty without FFTW).
 std::vector<std::pair<std::string, double>> bench_extras();
 

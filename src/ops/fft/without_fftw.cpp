@@ -1,5 +1,5 @@
-// What the fft op asks of FFTW in a build without it: no plan notes and no
-// bare-execute measurement (fft_fftw.cpp and bench_extras_fftw.cpp otherwise).
+// What the fft op asks of FFTW in a build without it: no plan notes, no
+// bare-execute measurement and no planner to create (fft_fftw.cpp and bench_extras_fftw.cpp otherwise).
 
 #include "backplane_build_config.h"
 #include "ops/fft/params.h"
@@ -9,6 +9,7 @@ namespace bp::ops::fft {
 #if !BP_HAVE_FFTW
 std::vector<std::string> fftw_plan_notes(const Params&) { return {}; }
 std::vector<std::pair<std::string, double>> bench_extras() { return {}; }
+void fftw_prewarm() {}
 #endif
 
 }  // namespace bp::ops::fft
