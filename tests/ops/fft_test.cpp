@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <complex>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -100,26 +101,37 @@ TEST_P(ViewsAgainstReference, StridedAndMultiDimensional) {
 }
 INSTANTIATE_TEST_SUITE_P(Impls, ViewsAgainstReference, ::testing::ValuesIn(fast_impls()));
 
+// Calls `impl` from `threads` threads at once, `calls` times each, on
+// inputs [rows, n] of the given sizes, against the reference; returns how
+// many results were wrong. `after(i)` runs after each thread's i-th call.
+int concurrent_wrong_results(const char* impl, const std::vector<int64_t>& sizes, int64_t rows, int threads, int calls,
+                             const std::function<void(int)>& after = {}) {
+  std::vector<Tensor> inputs, expected;
+  for (int64_t n : sizes) {
+    inputs.push_back(complex_random({rows, n}, DType::c128, static_cast<unsigned>(n)));
+    expected.push_back(call("fft", {{"input", inputs.back()}}, "ref:any"));
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < calls; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i * 7 + t * 11) % sizes.size();
+        if (max_rel_diff(call("fft", {{"input", inputs[k]}}, impl), expected[k]) > 1e-11) ++bad;
+        if (after) after(i);
+      }
+    });
+  for (auto& th : pool) th.join();
+  return bad.load();
+}
+
 // native:stockham's plans are shared between threads: concurrent calls of
 // many sizes (more than its cache holds, so plans are dropped while in use)
 // all give the reference's result.
 TEST(NativeFft, ConcurrentCallsOfManySizes) {
-  std::vector<Tensor> inputs, expected;
-  for (int64_t n = 40; n < 120; ++n) {
-    inputs.push_back(complex_random({2, n}, DType::c128, static_cast<unsigned>(n)));
-    expected.push_back(call("fft", {{"input", inputs.back()}}, "ref:any"));
-  }
-  std::atomic<int> bad{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] {
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::size_t k = (i * 5 + static_cast<std::size_t>(t) * 11) % inputs.size();
-        if (max_rel_diff(call("fft", {{"input", inputs[k]}}, "native:stockham"), expected[k]) > 1e-11) ++bad;
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(bad.load(), 0);
+  std::vector<int64_t> sizes;
+  for (int64_t n = 40; n < 120; ++n) sizes.push_back(n);
+  EXPECT_EQ(concurrent_wrong_results("native:stockham", sizes, 2, 4, 80), 0);
 }
 
 #if BP_HAVE_FFTW
@@ -150,24 +162,11 @@ TEST(FftPlanCache, HitsEvictionAndDisabling) {
 
 TEST(FftPlanCache, ConcurrentCallsAreCorrectWhilePlanningIsSerialised) {
   backends::cpu::fft_plan_cache().clear();
-  std::vector<int64_t> sizes = {12, 17, 64, 100, 243, 256, 1000, 97};
-  std::vector<Tensor> inputs, expected;
-  for (int64_t n : sizes) {
-    inputs.push_back(complex_random({4, n}, DType::c128, static_cast<unsigned>(n)));
-    expected.push_back(call("fft", {{"input", inputs.back()}}, "ref:any"));
-  }
-  std::atomic<int> bad{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 6; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 40; ++i) {
-        const std::size_t k = static_cast<std::size_t>(i * 7 + t) % sizes.size();
-        if (max_rel_diff(call("fft", {{"input", inputs[k]}}, "fftw:dft"), expected[k]) > 1e-11) ++bad;
-        if (i % 13 == 0) backends::cpu::fft_plan_cache().clear();  // plans die while others run
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(bad.load(), 0);
+  const std::vector<int64_t> sizes = {12, 17, 64, 100, 243, 256, 1000, 97};
+  EXPECT_EQ(concurrent_wrong_results("fftw:dft", sizes, 4, 6, 40, [](int i) {
+              if (i % 13 == 0) backends::cpu::fft_plan_cache().clear();  // plans die while others run
+            }),
+            0);
 }
 
 // FFTW's planner lock serialises planning only: while it is held (here by
