@@ -48,7 +48,11 @@ constexpr int kMaxRadix = 13;
 constexpr int64_t kColumns = 16;
 // Below this many elements a call runs on one thread.
 constexpr int64_t kParallelElements = int64_t{1} << 16;
-constexpr std::size_t kMaxPlans = 64;  // per element type: the cache is emptied when full
+// Per element type, the cache is emptied when a new plan would take it past
+// either bound; a thread keeps at most kKeptScratchBytes of scratch between calls.
+constexpr std::size_t kMaxPlans = 64;
+constexpr std::size_t kMaxPlanBytes = std::size_t{64} << 20;
+constexpr std::size_t kKeptScratchBytes = std::size_t{4} << 20;
 
 template <class T>
 struct Plan {
@@ -69,6 +73,8 @@ struct Plan {
 
   // Scratch elements execute() needs for lines V columns wide.
   int64_t scratch(int64_t V) const { return (conv > 0 ? 2 * conv : n) * V; }
+  // The bytes of its tables (a Bluestein plan's sub-plans are cached apart).
+  std::size_t bytes() const { return (tw.size() + roots.size() + chirp.size() + kernel.size()) * sizeof(C<T>); }
 };
 
 template <class T>
@@ -259,6 +265,7 @@ template <class T>
 struct Cache {
   std::mutex mutex;
   std::map<std::pair<int64_t, int>, std::shared_ptr<const Plan<T>>> plans;
+  std::size_t bytes = 0;
   static Cache& get() {
     static Cache c;
     return c;
@@ -275,17 +282,30 @@ std::shared_ptr<const Plan<T>> get_plan(int64_t n, int sign) {
   }
   auto plan = make_plan<T>(n, sign);  // outside the lock: Bluestein's plan asks for others
   std::lock_guard<std::mutex> lock(cache.mutex);
-  if (cache.plans.size() >= kMaxPlans) cache.plans.clear();
-  cache.plans.emplace(std::make_pair(n, sign), plan);
+  if (cache.plans.size() >= kMaxPlans || cache.bytes + plan->bytes() > kMaxPlanBytes) {
+    cache.plans.clear();
+    cache.bytes = 0;
+  }
+  if (cache.plans.emplace(std::make_pair(n, sign), plan).second) cache.bytes += plan->bytes();
   return plan;
 }
 
-// A thread's scratch, grown as needed and kept.
+// A thread's scratch, grown as needed; kept between calls up to kKeptScratchBytes.
+template <class T>
+std::vector<C<T>>& thread_buffer() {
+  thread_local std::vector<C<T>> buffer;
+  return buffer;
+}
 template <class T>
 C<T>* scratch(std::size_t elements) {
-  thread_local std::vector<C<T>> buffer;
+  auto& buffer = thread_buffer<T>();
   if (buffer.size() < elements) buffer.resize(elements);
   return buffer.data();
+}
+template <class T>
+void trim_scratch() {
+  auto& buffer = thread_buffer<T>();
+  if (buffer.size() * sizeof(C<T>) > kKeptScratchBytes) std::vector<C<T>>().swap(buffer);
 }
 
 }  // namespace
@@ -322,6 +342,7 @@ void dft_lines(std::complex<T>* data, int64_t outer, int64_t n, int64_t inner, i
       for (int64_t k = 0; k < n; ++k)
         for (int64_t c = 0; c < w; ++c) base[k * inner + c0 + c] = block[k * w + c];
     }
+    trim_scratch<T>();
   }
 }
 

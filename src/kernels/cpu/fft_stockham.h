@@ -21,7 +21,8 @@
 // length m >= 2n - 1, done by the passes above.
 // Plans (factors, the twiddles w_L^{pk} of every pass, Bluestein's chirp and
 // the transformed convolution kernel) are computed in double precision,
-// rounded to the element type, and kept in a small cache per (n, sign, type).
+// rounded to the element type, and kept in a small cache per (n, sign, type)
+// (64 plans or 64 MiB of tables per type; emptied when a new one would not fit).
 
 #include <complex>
 #include <cstdint>
