@@ -429,9 +429,11 @@ std::vector<std::string> fftw_plan_notes(const Params& p) {
 
 void fftw_prewarm() {
   std::lock_guard<std::mutex> lock(backends::fftw::planner_mutex());
-  (void)backends::fftw::threads_ready(true);
-  fftwf_complex buf[2] = {};
-  fftwf_destroy_plan(fftwf_plan_dft_1d(2, buf, buf, FFTW_FORWARD, FFTW_ESTIMATE));
+  backends::fftw::threads_ready_for_wisdom();  // both precisions
+  fftwf_complex f[2] = {};
+  fftwf_destroy_plan(fftwf_plan_dft_1d(2, f, f, FFTW_FORWARD, FFTW_ESTIMATE));
+  fftw_complex d[2] = {};
+  fftw_destroy_plan(fftw_plan_dft_1d(2, d, d, FFTW_FORWARD, FFTW_ESTIMATE));
 }
 
 std::unique_ptr<dispatch::Implementation> make_fftw() {

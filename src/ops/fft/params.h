@@ -73,12 +73,12 @@ std::vector<std::string> native_notes(const Params& p);
 // Note [FFT warm-up at import]
 // A process's first CPU transform pays once for what no later call pays:
 // the availability of the list's CPU rows (the "cpu" backend's record, whose
-// CPU detection reads /proc and /sys: about 0.25 ms) and FFTW's
-// single-precision planner (created with the precision's first plan: about
-// 0.45 ms). `import backplane` calls prewarm(), which pays both then, so a
-// first complex64 call costs what a new size costs. fftw_prewarm() makes
-// the planner with a 2-point plan it destroys (nothing enters
-// cpu.fft_plan_cache); complex128's planner is left to its first call.
+// CPU detection reads /proc and /sys: about 0.25 ms) and FFTW's planner of
+// the call's precision (created with the precision's first plan: about
+// 0.45 ms each). `import backplane` calls prewarm(), which pays for all of
+// it then (about 1.2 ms), so a first call costs what a new size costs.
+// fftw_prewarm() makes both planners with 2-point plans it destroys
+// (nothing enters cpu.fft_plan_cache).
 void prewarm();
 void fftw_prewarm();  // fft_fftw.cpp (without_fftw.cpp: nothing)
 
