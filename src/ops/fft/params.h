@@ -80,7 +80,7 @@ std::vector<std::string> native_notes(const Params& p);
 // fftw_prewarm() makes both planners with 2-point plans it destroys
 // (nothing enters cpu.fft_plan_cache).
 void prewarm();
-void fftw_prewarm();  // fft_fftw.cpp (without_fftw.cpp: nothing)
+void fftw_prewarm();  // fft_fftw.cpp (fftw_absent.cpp: nothing)
 
 // `backplane bench fft`'s extra measurements (bench_extras_fftw.cpp; empty without FFTW).
 std::vector<std::pair<std::string, double>> bench_extras();
