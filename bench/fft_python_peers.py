@@ -6,10 +6,13 @@ planning effort; imports and input creation not counted). Ratios are peer
 time / Backplane time (> 1: Backplane faster). PyTorch is optional: without
 it its columns are left out.
 
-    PYTHONPATH=python .venv-peers/bin/python bench/fft_python_peers.py [--repeat 9] [--first-runs 5]
+    PYTHONPATH=python .venv-peers/bin/python bench/fft_python_peers.py [--repeat 9] [--first-runs 5] [--native]
+
+--native adds a column for backplane.fft forced to native:stockham (Backplane's own FFT).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
@@ -42,9 +45,17 @@ def make_input(shape):
     return (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)).astype(np.complex64)
 
 
+def forced(lib):
+    """The scope of `lib`: "native" is backplane.fft with native:stockham forced."""
+    if lib != "native":
+        return contextlib.nullcontext()
+    import backplane.backends
+    return backplane.backends.implementations("fft", "native:stockham")
+
+
 def callers(lib, x, entry):
     """The call to time, on the library's own tensor type."""
-    if lib == "backplane":
+    if lib in ("backplane", "native"):
         import backplane
         import backplane.fft as F
         backplane.set_num_threads(1)
@@ -82,8 +93,9 @@ def first_call_child(lib, label):
     shape, entry = next((s, e) for lbl, s, e in CASES if lbl == label)
     x = make_input(shape)
     fn = callers(lib, x, entry)  # imports and the input conversion happen here, untimed
-    t0 = time.perf_counter()
-    fn()
+    with forced(lib):
+        t0 = time.perf_counter()
+        fn()
     print(json.dumps((time.perf_counter() - t0) * 1e6))
 
 
@@ -100,24 +112,30 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=9, help="timed batches per row (the median is reported)")
     p.add_argument("--first-runs", type=int, default=5, help="fresh processes per first-call row")
+    p.add_argument("--native", action="store_true", help="also backplane.fft forced to native:stockham")
     p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
         return first_call_child(*a.child)
-    libs = ["backplane", "numpy"] + (["torch"] if have_torch() else [])
+    libs = ["backplane"] + (["native"] if a.native else []) + ["numpy"] + (["torch"] if have_torch() else [])
     peers = libs[1:]
     print(f"repeated calls, complex64, 1 thread: µs per call (median of {a.repeat} batches)")
     print(f"{'problem':<22}" + "".join(f"{lib:>11}" for lib in libs) + "".join(f"{'vs ' + q:>11}" for q in peers))
     for label, shape, entry in CASES:
         x = make_input(shape)
-        us = {lib: per_call_us(callers(lib, x, entry), a.repeat) for lib in libs}
+        us = {}
+        for lib in libs:
+            with forced(lib):
+                us[lib] = per_call_us(callers(lib, x, entry), a.repeat)
         print(f"{label:<22}" + "".join(f"{us[lib]:>11.2f}" for lib in libs) +
               "".join(f"{us[q] / us['backplane']:>10.2f}x" for q in peers))
     print(f"\nfirst call in a fresh process (default effort), complex64: µs (median of {a.first_runs} processes)")
-    print(f"{'problem':<22}" + "".join(f"{lib:>11}" for lib in libs) + f"{'bp / numpy':>12}")
+    mine = ["backplane"] + (["native"] if a.native else [])
+    print(f"{'problem':<22}" + "".join(f"{lib:>11}" for lib in libs) + "".join(f"{lib[:6] + ' / numpy':>15}" for lib in mine))
     for label, _, _ in CASES[:2]:
         us = {lib: first_call_us(lib, label, a.first_runs) for lib in libs}
-        print(f"{label:<22}" + "".join(f"{us[lib]:>11.1f}" for lib in libs) + f"{us['backplane'] / us['numpy']:>11.2f}x")
+        print(f"{label:<22}" + "".join(f"{us[lib]:>11.1f}" for lib in libs) +
+              "".join(f"{us[lib] / us['numpy']:>14.2f}x" for lib in mine))
     return 0
 
 

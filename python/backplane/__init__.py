@@ -15,6 +15,8 @@ from . import _ops  # noqa: E402
 # matmul, addmm, linear here, scaled_dot_product_attention in nn.functional,
 # ...: every op entry point, generated from its C++ declaration.
 _ops.install()
+# A first FFT costs what a new size costs (Note [FFT warm-up at import], src/ops/fft/params.h).
+_C.fft_prewarm()
 
 __all__ = [
     "__version__", "show_config", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",

@@ -7,6 +7,7 @@
 #include "backplane/backends/cufft_plan_cache.h"
 #include "backplane/backends/fft_plan_cache.h"
 #include "bindings.h"
+#include "ops/fft/params.h"
 
 namespace bp::py {
 
@@ -38,6 +39,8 @@ void bind_plan_cache(nb::module_& m) {
         "The CPU FFT plan cache (FFTW plans).");
   m.def("save_fft_wisdom", &backends::cpu::save_fft_wisdom, "path"_a, "Saves FFTW's wisdom to a file (merged).");
   m.def("load_fft_wisdom", &backends::cpu::load_fft_wisdom, "path"_a, "Loads FFTW's wisdom from a file.");
+  m.def("fft_prewarm", &ops::fft::prewarm, nb::call_guard<nb::gil_scoped_release>(),
+        "What a process's first CPU FFT would pay once (Note [FFT warm-up at import]).");
   m.def("cublas_workspace_size", &backends::cuda::effective_cublas_workspace_size);
   m.def("cublaslt_workspace_size", &backends::cuda::effective_cublaslt_workspace_size);
 }

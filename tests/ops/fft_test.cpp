@@ -1,12 +1,15 @@
-// The fft op from C++: fftw:dft against the reference (ref:any) on each
-// kind, odd/prime/power-of-two sizes and strided views; the plan cache
+// The fft op from C++: fftw:dft and native:stockham against the reference
+// (ref:any) on each kind, odd/prime/power-of-two/mixed sizes and strided
+// views; native:stockham's plans under concurrent calls; the plan cache
 // (hits, LRU eviction, max_size 0, clear); concurrent calls from several
 // threads while planning is serialised (and only planning); cufft:dft's checks without a GPU.
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <complex>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -49,11 +52,17 @@ double max_rel_diff(const Tensor& a, const Tensor& b) {
   return diff / scale;
 }
 
-#if BP_HAVE_FFTW
-class FftwAgainstReference : public ::testing::TestWithParam<int64_t> {};
+// The fast CPU implementations: native:stockham always, fftw:dft when built.
+std::vector<const char*> fast_impls() {
+  std::vector<const char*> out = {"native:stockham"};
+  if (BP_HAVE_FFTW) out.insert(out.begin(), "fftw:dft");
+  return out;
+}
 
-TEST_P(FftwAgainstReference, EveryKindAndNorm) {
-  const int64_t n = GetParam();
+class AgainstReference : public ::testing::TestWithParam<std::tuple<const char*, int64_t>> {};
+
+TEST_P(AgainstReference, EveryKindAndNorm) {
+  const auto [impl, n] = GetParam();
   for (DType dt : {DType::c64, DType::c128}) {
     const double tol = dt == DType::c64 ? 2e-5 : 1e-11;
     const Tensor x = complex_random({3, n}, dt, 1);
@@ -61,28 +70,71 @@ TEST_P(FftwAgainstReference, EveryKindAndNorm) {
     for (const char* norm : {"backward", "ortho", "forward"}) {
       for (const char* name : {"fft", "ifft", "irfft", "hfft"}) {
         auto kw = [&] { return std::vector<std::pair<std::string, ArgValue>>{{"input", x}, {"norm", std::string(norm)}, {"n", n}}; };
-        EXPECT_LE(max_rel_diff(call(name, kw(), "fftw:dft"), call(name, kw(), "ref:any")), tol) << name << " " << n;
+        EXPECT_LE(max_rel_diff(call(name, kw(), impl), call(name, kw(), "ref:any")), tol) << impl << " " << name << " " << n;
       }
       for (const char* name : {"rfft", "ihfft"}) {
         auto kw = [&] { return std::vector<std::pair<std::string, ArgValue>>{{"input", r}, {"norm", std::string(norm)}}; };
-        EXPECT_LE(max_rel_diff(call(name, kw(), "fftw:dft"), call(name, kw(), "ref:any")), tol) << name << " " << n;
+        EXPECT_LE(max_rel_diff(call(name, kw(), impl), call(name, kw(), "ref:any")), tol) << impl << " " << name << " " << n;
       }
     }
   }
 }
-INSTANTIATE_TEST_SUITE_P(Sizes, FftwAgainstReference, ::testing::Values(1, 2, 3, 7, 8, 15, 16, 31, 60, 64, 101, 256));
+// Odd, prime (Bluestein above 13), power-of-two and mixed sizes, every radix of native:stockham.
+INSTANTIATE_TEST_SUITE_P(Sizes, AgainstReference,
+                         ::testing::Combine(::testing::ValuesIn(fast_impls()),
+                                            ::testing::Values(1, 2, 3, 7, 8, 11, 15, 16, 31, 60, 64, 101, 143, 256,
+                                                              1001, 2 * 1031)));
 
-TEST(Fft, StridedAndMultiDimensionalViews) {
+class ViewsAgainstReference : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ViewsAgainstReference, StridedAndMultiDimensional) {
+  const char* impl = GetParam();
   const Tensor base = complex_random({6, 10, 8}, DType::c64, 2);
-  for (const Tensor& v : {base.slice(1, 0, 10, 3), base.transpose(0, 2), base.slice(0, std::nullopt, std::nullopt, -1)}) {
+  const Tensor wide = complex_random({40, 7, 37}, DType::c64, 3);  // columns beyond one block, with a remainder
+  for (const Tensor& v : {base.slice(1, 0, 10, 3), base.transpose(0, 2), base.slice(0, std::nullopt, std::nullopt, -1), wide}) {
     for (std::vector<int64_t> dims : {std::vector<int64_t>{0}, {1}, {2}, {0, 2}, {0, 1, 2}}) {
       auto kw = [&] { return std::vector<std::pair<std::string, ArgValue>>{{"input", v}, {"dim", dims}}; };
-      EXPECT_LE(max_rel_diff(call("fftn", kw(), "fftw:dft"), call("fftn", kw(), "ref:any")), 2e-5);
-      EXPECT_LE(max_rel_diff(call("ifftn", kw(), "fftw:dft"), call("ifftn", kw(), "ref:any")), 2e-5);
+      EXPECT_LE(max_rel_diff(call("fftn", kw(), impl), call("fftn", kw(), "ref:any")), 2e-5) << impl;
+      EXPECT_LE(max_rel_diff(call("ifftn", kw(), impl), call("ifftn", kw(), "ref:any")), 2e-5) << impl;
     }
   }
 }
+INSTANTIATE_TEST_SUITE_P(Impls, ViewsAgainstReference, ::testing::ValuesIn(fast_impls()));
 
+// Calls `impl` from `threads` threads at once, `calls` times each, on
+// inputs [rows, n] of the given sizes, against the reference; returns how
+// many results were wrong. `after(i)` runs after each thread's i-th call.
+int concurrent_wrong_results(const char* impl, const std::vector<int64_t>& sizes, int64_t rows, int threads, int calls,
+                             const std::function<void(int)>& after = {}) {
+  std::vector<Tensor> inputs, expected;
+  for (int64_t n : sizes) {
+    inputs.push_back(complex_random({rows, n}, DType::c128, static_cast<unsigned>(n)));
+    expected.push_back(call("fft", {{"input", inputs.back()}}, "ref:any"));
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < calls; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i * 7 + t * 11) % sizes.size();
+        if (max_rel_diff(call("fft", {{"input", inputs[k]}}, impl), expected[k]) > 1e-11) ++bad;
+        if (after) after(i);
+      }
+    });
+  for (auto& th : pool) th.join();
+  return bad.load();
+}
+
+// native:stockham's plans are shared between threads: concurrent calls of
+// many sizes (more than its cache holds, so plans are dropped while in use)
+// all give the reference's result.
+TEST(NativeFft, ConcurrentCallsOfManySizes) {
+  std::vector<int64_t> sizes;
+  for (int64_t n = 40; n < 120; ++n) sizes.push_back(n);
+  EXPECT_EQ(concurrent_wrong_results("native:stockham", sizes, 2, 4, 80), 0);
+}
+
+#if BP_HAVE_FFTW
 TEST(FftPlanCache, HitsEvictionAndDisabling) {
   auto& cache = backends::cpu::fft_plan_cache();
   const int64_t keep = cache.max_size();
@@ -110,24 +162,11 @@ TEST(FftPlanCache, HitsEvictionAndDisabling) {
 
 TEST(FftPlanCache, ConcurrentCallsAreCorrectWhilePlanningIsSerialised) {
   backends::cpu::fft_plan_cache().clear();
-  std::vector<int64_t> sizes = {12, 17, 64, 100, 243, 256, 1000, 97};
-  std::vector<Tensor> inputs, expected;
-  for (int64_t n : sizes) {
-    inputs.push_back(complex_random({4, n}, DType::c128, static_cast<unsigned>(n)));
-    expected.push_back(call("fft", {{"input", inputs.back()}}, "ref:any"));
-  }
-  std::atomic<int> bad{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 6; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 40; ++i) {
-        const std::size_t k = static_cast<std::size_t>(i * 7 + t) % sizes.size();
-        if (max_rel_diff(call("fft", {{"input", inputs[k]}}, "fftw:dft"), expected[k]) > 1e-11) ++bad;
-        if (i % 13 == 0) backends::cpu::fft_plan_cache().clear();  // plans die while others run
-      }
-    });
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(bad.load(), 0);
+  const std::vector<int64_t> sizes = {12, 17, 64, 100, 243, 256, 1000, 97};
+  EXPECT_EQ(concurrent_wrong_results("fftw:dft", sizes, 4, 6, 40, [](int i) {
+              if (i % 13 == 0) backends::cpu::fft_plan_cache().clear();  // plans die while others run
+            }),
+            0);
 }
 
 // FFTW's planner lock serialises planning only: while it is held (here by

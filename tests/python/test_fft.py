@@ -11,7 +11,9 @@ import backplane
 from backplane import backends
 import backplane.fft as F
 
-IMPLS = ["fftw:dft", "ref:any"]
+# The CPU implementations this build has (fftw:dft only with FFTW); FAST without the reference.
+IMPLS = [i.name for i in backends.list_implementations("fft") if i.available and i.backend in ("fftw", "cpu")]
+FAST = [i for i in IMPLS if i != "ref:any"]
 NORMS = [None, "backward", "ortho", "forward"]
 RNG = np.random.default_rng(0)
 
@@ -220,13 +222,43 @@ def test_every_entry_takes_each_real_dtype(impl, dtype):
             close(got, np_name(name)(wide.astype(np.complex128)), tol * 10)
 
 
+@pytest.mark.parametrize("impl", FAST)
+@pytest.mark.parametrize("n", [4096, 4099, 2 * 4099, 3 * 5 * 7 * 11 * 13, 2**16 + 1, 3**9])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_large_sizes_match_numpy(impl, n, dtype):
+    # native:stockham: radix 4 only, Bluestein (prime and twice a prime), every
+    # odd radix, Bluestein through a 2^18-point convolution, radix 3 only.
+    x = crand((n,), dtype)
+    with forced(impl):
+        for name in ["fft", "ifft"]:
+            close(getattr(F, name)(x, norm="ortho"), np_name(name)(x.astype(np.complex128), norm="ortho"),
+                  tol_of(dtype) * np.log2(n))
+
+
+@pytest.mark.parametrize("impl", FAST)
+def test_threaded_batched_and_2d_transforms(impl):
+    # Large enough to run on several threads: a batch of rows, and the columns of a matrix.
+    x = crand((64, 1024), np.complex64)
+    y = crand((300, 257), np.complex128)
+    keep = backplane.get_num_threads()
+    backplane.set_num_threads(2)
+    try:
+        with forced(impl):
+            close(F.fft(x), np.fft.fft(x.astype(np.complex128)), 1e-5 * 10)
+            close(F.fft2(y), np.fft.fft2(y), 1e-11)
+            close(F.rfft2(y.real), np.fft.rfft2(y.real), 1e-11)
+            close(F.irfft2(y), np.fft.irfft2(y), 1e-11)
+    finally:
+        backplane.set_num_threads(keep)
+
+
 def test_implementations_agree_with_each_other():
     x = crand((3, 97, 12), np.complex64)
-    with forced("fftw:dft"):
-        a = F.fftn(x).numpy()
     with forced("ref:any"):
-        b = F.fftn(x).numpy()
-    close(a, b, 1e-5)
+        want = F.fftn(x).numpy()
+    for impl in FAST:
+        with forced(impl):
+            close(F.fftn(x).numpy(), want, 1e-5)
 
 
 # ---------------------------------------------------------------- errors
@@ -315,6 +347,7 @@ def test_every_torch_fft_name_is_there():
 
 # ---------------------------------------------------------------- explain
 
+@pytest.mark.skipif("fftw:dft" not in IMPLS, reason="a build without FFTW")
 def test_explain_says_whether_the_plan_is_cached():
     cache = backends.cpu.fft_plan_cache
     cache.clear()
@@ -330,3 +363,18 @@ def test_explain_says_whether_the_plan_is_cached():
 def test_explain_of_hfft_names_the_conjugation():
     notes = backends.explain("hfft", crand((5,))).notes
     assert any("conjugated input" in n for n in notes)
+
+
+def test_explain_shows_native_stockham_when_fftw_is_excluded():
+    x = crand((6, 4099), np.complex64)
+    with backends.implementations("fft", "native", "ref"):
+        table = backends.explain("fft", x)
+    assert table.chosen == "native:stockham"
+    row = table.row("fftw:dft")  # without FFTW: "not built"
+    if "fftw:dft" in IMPLS:
+        assert row.status == "excluded" and "implementations(" in str(row.reasons), row.reasons
+    assert any("native:stockham: 4099 points by Bluestein" in n and "16384 points" in n for n in table.notes), table.notes
+    notes = backends.explain("fft", crand((1000,), np.complex64)).notes
+    assert any(n == "native:stockham: 1000 points in passes of radix 4x2x5x5x5" for n in notes), notes
+    names = [i.name for i in backends.list_implementations("fft")]
+    assert names.index("fftw:dft") < names.index("native:stockham") < names.index("ref:any")

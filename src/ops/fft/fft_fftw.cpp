@@ -427,6 +427,15 @@ std::vector<std::string> fftw_plan_notes(const Params& p) {
           ", cpu.fft_planning_effort) and keeps it in cpu.fft_plan_cache"};
 }
 
+void fftw_prewarm() {
+  std::lock_guard<std::mutex> lock(backends::fftw::planner_mutex());
+  backends::fftw::threads_ready_for_wisdom();  // both precisions
+  fftwf_complex f[2] = {};
+  fftwf_destroy_plan(fftwf_plan_dft_1d(2, f, f, FFTW_FORWARD, FFTW_ESTIMATE));
+  fftw_complex d[2] = {};
+  fftw_destroy_plan(fftw_plan_dft_1d(2, d, d, FFTW_FORWARD, FFTW_ESTIMATE));
+}
+
 std::unique_ptr<dispatch::Implementation> make_fftw() {
   std::vector<dispatch::Check<Params>> checks;
   checks.push_back(dispatch::checks::dtype_in<Params>({DType::c64, DType::c128}));

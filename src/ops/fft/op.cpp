@@ -2,9 +2,11 @@
 // torch.fft entries of backplane.fft, its shape form and its benchmark.
 // docs/adding_an_op.md is the recipe this follows.
 //
-// The list: fftw:dft (plans in backends.cpu.fft_plan_cache), cufft:dft (a
-// CUDA slot that backplane_cuda fills; plans in cuda.cufft_plan_cache[i]),
-// then the reference, ref:any, which accepts every valid CPU problem.
+// The list: fftw:dft (plans in backends.cpu.fft_plan_cache), native:stockham
+// (Backplane's own FFT: what the CPU gets when FFTW is absent or excluded),
+// cufft:dft (a CUDA slot that backplane_cuda fills; plans in
+// cuda.cufft_plan_cache[i]), then the reference, ref:any, which accepts
+// every valid CPU problem.
 
 #include <cmath>
 
@@ -32,6 +34,7 @@ std::vector<std::string> call_notes(const dispatch::Problem& problem, const void
   std::vector<std::string> notes;
   if (p.device.is_cpu()) {
     notes = fftw_plan_notes(p);
+    for (std::string& n : native_notes(p)) notes.push_back(std::move(n));
   } else if (p.device.is_cuda()) {
     try {
       const auto& cache = backends::cuda::cufft_plan_cache(p.device.index);
@@ -100,6 +103,12 @@ std::unique_ptr<dispatch::Implementation> make_cufft_slot() {
   return cuda_slot<Params>("cufft:dft", "cufft", props, cuda_checks::cufft_checks());
 }
 
+void prewarm() {
+  for (const dispatch::Implementation* impl : fft_op().implementations())
+    if (impl->properties().device == DeviceType::cpu) (void)impl->availability();
+  fftw_prewarm();
+}
+
 OpSpec spec() {
   OpSpec s;
   s.config = config();
@@ -108,6 +117,7 @@ OpSpec spec() {
 #else
   s.implementations.push_back(dispatch::not_built("fftw:dft", "fftw", "FFTW was not found at configure time"));
 #endif
+  s.implementations.push_back(make_native());
   s.implementations.push_back(make_cufft_slot());
   s.implementations.push_back(make_ref());  // the reference, last
   s.entries = transform_entries();

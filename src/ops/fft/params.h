@@ -56,14 +56,31 @@ std::vector<EntrySpec> helper_entries();  // fftfreq, rfftfreq, fftshift, ifftsh
 // An entry of backplane.fft: its name, Python name backplane.fft.<name> and doc.
 EntrySpec fft_entry(const std::string& name, std::string doc);
 
-// The makers (fft_fftw.cpp, fft_ref.cpp, op.cpp's CUDA slot).
+// The makers (fft_fftw.cpp, fft_native.cpp, fft_ref.cpp, op.cpp's CUDA slot).
 std::unique_ptr<dispatch::Implementation> make_fftw();
+std::unique_ptr<dispatch::Implementation> make_native();
 std::unique_ptr<dispatch::Implementation> make_ref();
 std::unique_ptr<dispatch::Implementation> make_cufft_slot();
 
 // explain's note on the plan of a call: whether cpu.fft_plan_cache holds it
 // (fft_fftw.cpp; empty without FFTW).
 std::vector<std::string> fftw_plan_notes(const Params& p);
+
+// explain's note on how native:stockham does a call: each size's radices or
+// Bluestein (fft_native.cpp).
+std::vector<std::string> native_notes(const Params& p);
+
+// Note [FFT warm-up at import]
+// A process's first CPU transform pays once for what no later call pays:
+// the availability of the list's CPU rows (the "cpu" backend's record, whose
+// CPU detection reads /proc and /sys: about 0.25 ms) and FFTW's planner of
+// the call's precision (created with the precision's first plan: about
+// 0.45 ms each). `import backplane` calls prewarm(), which pays for all of
+// it then (about 1.2 ms), so a first call costs what a new size costs.
+// fftw_prewarm() makes both planners with 2-point plans it destroys
+// (nothing enters cpu.fft_plan_cache).
+void prewarm();
+void fftw_prewarm();  // fft_fftw.cpp (fftw_absent.cpp: nothing)
 
 // `backplane bench fft`'s extra measurements (bench_extras_fftw.cpp; empty without FFTW).
 std::vector<std::pair<std::string, double>> bench_extras();
