@@ -336,9 +336,7 @@ void fill_conv_cudnn() {
 
 namespace bp::cuda_impl {
 void fill_conv_cudnn() {
-  dispatch::fill_not_built(ops::conv::conv_op(), "cudnn:conv",
-                           "the cuDNN frontend headers (PyPI nvidia-cudnn-frontend) were not found at configure "
-                           "time (BACKPLANE_CUDNN_FRONTEND_DIR)");
+  dispatch::fill_not_built(ops::conv::conv_op(), "cudnn:conv", kNoCudnnFrontend);
 }
 }  // namespace bp::cuda_impl
 

@@ -16,4 +16,9 @@ void fill_fft();         // fft_cuda.cpp: cufft:dft
 // All of the above.
 void register_implementations();
 
+// Why a cuDNN graph-API slot is "not built" in a build without the frontend headers.
+inline constexpr const char* kNoCudnnFrontend =
+    "the cuDNN frontend headers (PyPI nvidia-cudnn-frontend) were not found at configure time "
+    "(BACKPLANE_CUDNN_FRONTEND_DIR)";
+
 }  // namespace bp::cuda_impl

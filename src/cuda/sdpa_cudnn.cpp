@@ -234,9 +234,7 @@ void fill_sdpa_cudnn() {
 
 namespace bp::cuda_impl {
 void fill_sdpa_cudnn() {
-  dispatch::fill_not_built(ops::sdpa::sdpa_op(), "cudnn:sdpa",
-                           "the cuDNN frontend headers (PyPI nvidia-cudnn-frontend) were not found at configure "
-                           "time (BACKPLANE_CUDNN_FRONTEND_DIR)");
+  dispatch::fill_not_built(ops::sdpa::sdpa_op(), "cudnn:sdpa", kNoCudnnFrontend);
 }
 }  // namespace bp::cuda_impl
 

@@ -11,6 +11,15 @@
 
 namespace bp::ops {
 
+// What a CUDA row's checks need to know of a device, read once per device
+// from the loaded backplane_cuda (capabilities and the library do not change
+// in a process); zeros when CUDA or the device is not available.
+struct CudaDeviceEnv {
+  int sm_major = 0, sm_minor = 0;  // compute capability; 0 when unknown
+  long cudnn_version = 0;          // run-time cuDNN, major*10000 + minor*100 + patch (9.19.0 = 91900); 0 when none
+};
+CudaDeviceEnv cuda_device_env(Device device);
+
 // Why a CUDA slot has no run function: this build has no CUDA, the library
 // did not load (the loader's reason), or it loaded without `backend`.
 std::optional<dispatch::Availability> unfilled_cuda_slot(const std::string& backend);

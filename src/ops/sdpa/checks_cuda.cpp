@@ -34,24 +34,7 @@ bool head_dims_here(const Params& p, Reasons& r) { return cudnn_head_dims(p, cud
 }  // namespace
 
 CudaSdpaEnv cuda_env_of(const Params& p) {
-  // Read once per device: capabilities and the library do not change in a process.
-  constexpr int kMaxDevices = 64;
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<CudaSdpaEnv, kMaxDevices> envs;
-  const int index = p.device.index;
-  if (!p.device.is_cuda() || index < 0 || index >= kMaxDevices) return {};
-  std::call_once(once[static_cast<std::size_t>(index)], [&] {
-    const BpCudaApi* api = bp::cuda::api();
-    if (!api) return;
-    CudaSdpaEnv& env = envs[static_cast<std::size_t>(index)];
-    char err[256];
-    if (api->device_count(err, sizeof err) <= index) return;
-    int major = 0, minor = 0;
-    if (api->device_capability(index, &major, &minor) == 0) env.sm_major = major, env.sm_minor = minor;
-    const long v = api->library_version("cudnn");
-    env.cudnn_version = v > 0 ? v : 0;
-  });
-  return envs[static_cast<std::size_t>(index)];
+  return cuda_device_env(p.device);
 }
 
 bool math_cuda_view_dims(const Params& p, Reasons& r) {

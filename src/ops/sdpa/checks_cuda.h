@@ -14,16 +14,14 @@
 #include <vector>
 
 #include "backplane/dispatch.h"
+#include "ops/common/cuda_slot.h"
 #include "ops/sdpa/params.h"
 
 namespace bp::ops::sdpa::cuda_checks {
 
 using dispatch::Reasons;
 
-struct CudaSdpaEnv {
-  int sm_major = 0, sm_minor = 0;  // compute capability of the tensors' device; 0 when unknown
-  long cudnn_version = 0;          // run-time cuDNN, major*10000 + minor*100 + patch (9.19.0 = 91900); 0 when none
-};
+using CudaSdpaEnv = CudaDeviceEnv;  // ops/common/cuda_slot.h
 // The environment of p's device, from the loaded backplane_cuda (zeros when
 // CUDA or the device is not available).
 CudaSdpaEnv cuda_env_of(const Params& p);
