@@ -96,8 +96,9 @@ def test_byte_bound_and_memory_stats(cache):
     held = cache.bytes
     assert held > 0
     assert backplane.memory_stats()["cpu"]["plan_bytes"] == base + held
-    cache.max_bytes = held // 2  # evicts least recently used plans until the rest fit
-    assert 0 < cache.bytes <= held // 2 and cache.size < 4
+    cache.max_bytes = held - 1  # evicts least recently used plans until the rest fit
+    assert 0 < cache.bytes <= held - 1 and cache.size < 4
+    assert not is_cached(crand((256,)))  # the least recently used went first
     assert is_cached(crand((4096,)))
     cache.clear()
     assert backplane.memory_stats()["cpu"]["plan_bytes"] == base

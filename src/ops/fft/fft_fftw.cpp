@@ -372,7 +372,13 @@ backends::cpu::FftPlanCache::Made make_plan(const Guru& g, const Tensor& in, con
       ok = plan->handle != nullptr;
     }
     plan->plan_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    plan->bytes = std::max<int64_t>(0, heap_bytes() - heap0);
+    // What the heap grew by while planning; at least the size of the
+    // twiddle tables (one complex value per point of each transformed dim),
+    // for when the heap cannot tell: another thread freed memory meanwhile,
+    // or a sanitizer's allocator that mallinfo2 does not see.
+    int64_t twiddles = 0;
+    for (const Iodim& d : g.dims) twiddles += d.n * 2 * (g.single ? 4 : 8);
+    plan->bytes = std::max<int64_t>(twiddles, heap_bytes() - heap0);
   }
   if (!ok)  // nothing to destroy: FFTW's destroy takes a null plan
     throw_runtime("fft", "fft: FFTW could not plan " + g.text() + " (fftw:dft)");
