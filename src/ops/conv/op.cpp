@@ -3,7 +3,10 @@
 // form.
 //
 // The order is the default preference (first acceptable wins unless
-// autotuning is on): oneDNN first, as PyTorch's CPU convolutions; then
+// autotuning is on), which the op's rank adjusts per problem (Note [Conv
+// default order], order.h: Winograd, im2col or the direct kernels first
+// for f32 layers where they were measured faster): oneDNN first, as
+// PyTorch's CPU convolutions; then
 // Backplane's own kernels (Winograd for 3x3 unit-stride layers, the direct
 // kernels from the widest ISA down), the lowering to matmul, the CUDA rows
 // (slots that backplane_cuda fills: cuDNN, the native depthwise kernel, a
@@ -19,6 +22,7 @@
 #include "ops/conv/checks_cuda.h"
 #include "ops/conv/front.h"
 #include "ops/conv/impls.h"
+#include "ops/conv/order.h"
 #include "ops/conv/params.h"
 
 namespace bp::ops::conv {
@@ -34,6 +38,7 @@ std::vector<std::string> explain_notes(const dispatch::Problem& p) {
                       " bytes (from Backplane's allocator)");
     return notes;
   }
+  notes.push_back(default_order_note(p));
   if (p.dtype == DType::f32) {
     const auto prec = precision::resolved(precision::Backend::mkldnn, precision::Op::conv);
     if (prec == flags::Precision::bf16)
@@ -66,6 +71,9 @@ dispatch::OpConfig config() {
   c.autotune[static_cast<int>(DeviceType::cuda)] =
       dispatch::AutotuneFlags{flags::Id::cudnn_benchmark, flags::Id::cudnn_benchmark_limit};
   c.notes = explain_notes;
+  // The per-problem default order (Note [Conv default order], order.h): it
+  // reads only the problem, no flag.
+  c.rank = default_rank;
   return c;
 }
 

@@ -1,0 +1,111 @@
+// Conv's per-problem default order (Note [Conv default order] in order.h).
+
+#include "ops/conv/order.h"
+
+#include <algorithm>
+
+#include "ops/conv/params.h"
+
+namespace bp::ops::conv {
+namespace {
+
+// The problem signature's positions (op.cpp: batch, groups, c_in, c_out, d,
+// h, w, kd, kh, kw, od, oh, ow, stride, padding, dilation).
+enum Dim { kBatch, kGroups, kCin, kCout, kD, kH, kW, kKd, kKh, kKw, kOd, kOh, kOw, kStride, kPadding, kDilation };
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+// f32 forward CPU 2-D problems on dense inputs with dilation 1: where every
+// rule lives.
+bool candidate(const dispatch::Problem& p) {
+  if (!p.device.is_cpu() || p.dtype != DType::f32 || p.ndims != 16) return false;
+  if (p.layout & (kTransposed | kStridedInput)) return false;
+  const int64_t* d = p.dims;
+  return d[kDilation] == 1 && d[kD] == 1 && d[kKd] == 1;
+}
+
+bool unit_dense(const int64_t* d) { return d[kStride] == 1 && d[kGroups] == 1; }
+bool is_3x3(const int64_t* d) { return d[kKh] == 3 && d[kKw] == 3; }
+bool is_1x1_unpadded(const int64_t* d) { return d[kKh] == 1 && d[kKw] == 1 && d[kPadding] == 0; }
+// Depthwise with one output channel per group (the direct kernels' planes).
+bool is_depthwise(const int64_t* d) { return d[kGroups] > 1 && d[kGroups] == d[kCin] && d[kCout] == d[kCin]; }
+int64_t tiles(const int64_t* d) { return d[kBatch] * ((d[kOh] + 3) / 4) * ((d[kOw] + 3) / 4); }
+int64_t out_points(const int64_t* d) { return d[kBatch] * d[kOh] * d[kOw]; }
+int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[kW]; }
+
+bool winograd_leads(const int64_t* d) {
+  const int64_t t = tiles(d);
+  return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadMinTiles &&
+         (t >= kWinogradLeadTiles || d[kCin] * d[kCout] <= kWinogradLeadSmallWeight);
+}
+
+bool depthwise_nchw_planes(const int64_t* d) {
+  return d[kOw] >= kDirectLeadPlaneWidth && in_elements(d) >= kDirectLeadPlaneElements;
+}
+
+}  // namespace
+
+Lead default_lead(const dispatch::Problem& p) {
+  if (!candidate(p)) return Lead::list;
+  const int64_t* d = p.dims;
+  const bool channels_last = (p.layout & kChannelsLast) != 0;
+  if (unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
+  if (unit_dense(d) && is_1x1_unpadded(d)) {
+    if (!channels_last) return Lead::im2col;
+    if (d[kCin] >= kDirectLeadMinCin) return Lead::direct;
+  }
+  if (!channels_last && is_depthwise(d) &&
+      (depthwise_nchw_planes(d) || out_points(d) <= kDirectLeadDepthwisePoints))
+    return Lead::direct;
+  return Lead::list;
+}
+
+const char* lead_name(Lead lead) {
+  switch (lead) {
+    case Lead::winograd: return "winograd:f4x3";
+    case Lead::im2col: return "im2col:gemm";
+    case Lead::direct: return "direct";
+    case Lead::list: break;
+  }
+  return "";
+}
+
+std::string default_order_note(const dispatch::Problem& p) {
+  const int64_t* d = p.dims;
+  switch (default_lead(p)) {
+    case Lead::winograd:
+      return "default order: winograd:f4x3 first (3x3 stride 1, " + num(tiles(d)) + " output tiles of 4x4 (>= " +
+             num(kWinogradLeadTiles) + ", or >= " + num(kWinogradLeadMinTiles) + " with c_in x c_out <= " +
+             num(kWinogradLeadSmallWeight) + ") and >= " + num(kWinogradLeadChannels) +
+             " channels: the per-call weight transform is spread over enough tiles for 2.25 multiplies per output "
+             "instead of 9 to win)";
+    case Lead::im2col:
+      return "default order: im2col:gemm first (NCHW 1x1 stride 1: one GEMM per image on the caller's memory, "
+             "where oneDNN reorders into its blocked format and back)";
+    case Lead::direct:
+      if (is_depthwise(d))
+        return depthwise_nchw_planes(d)
+                   ? "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
+                         num(kDirectLeadPlaneWidth) + " wide and " + num(in_elements(d)) + " input elements >= " +
+                         num(kDirectLeadPlaneElements) +
+                         ": the kernels' planes read NCHW in place, where oneDNN reorders it)"
+                   : "default order: direct kernels first (NCHW depthwise over " + num(out_points(d)) +
+                         " output points <= " + num(kDirectLeadDepthwisePoints) +
+                         ": oneDNN's reorders outweigh so little work)";
+      return "default order: direct kernels first (channels-last 1x1 with c_in " + num(d[kCin]) + " >= " +
+             num(kDirectLeadMinCin) + ": a long reduction, where oneDNN's 1x1 kernel is slow)";
+    case Lead::list: break;
+  }
+  return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "
+         "move winograd:f4x3, im2col:gemm or the direct kernels first for f32 layers where they were measured "
+         "faster)";
+}
+
+int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
+  const Lead lead = default_lead(p);
+  if (lead == Lead::list) return 1;
+  const char* name = lead_name(lead);
+  return impl.name() == name || impl.library() == name ? 0 : 1;
+}
+
+}  // namespace bp::ops::conv

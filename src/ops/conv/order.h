@@ -1,0 +1,67 @@
+#pragma once
+// Conv's per-problem default order (OpConfig::rank): which implementation,
+// if any, moves ahead of onednn:conv for a problem.
+//
+// Note [Conv default order]
+// The list in op.cpp is the fallback order (oneDNN first, as PyTorch's CPU
+// convolutions). For f32 forward 2-D CPU problems of four kinds, measured with
+// `backplane bench conv` (ResNet-50 and MobileNet-V2 layers, batch 1 and 8,
+// both layouts, 1 and 2 threads: docs/dispatch.md's conv section), another
+// implementation is faster than oneDNN by a margin worth a rule, and the
+// rank moves it first; the rest of the list keeps its order behind it:
+//   - winograd:f4x3 for 3x3 stride-1 one-group layers with at least
+//     kWinogradLeadChannels input and output channels and at least
+//     kWinogradLeadTiles output tiles of 4x4 (batch x tiles per image), or
+//     kWinogradLeadMinTiles when c_in x c_out is at most
+//     kWinogradLeadSmallWeight: its weight transform (36 x C x K, every
+//     call, whatever the batch) must be spread over enough tiles; with 16
+//     tiles it wins at 256 x 256 channels and loses at 512 x 512;
+//   - im2col:gemm for NCHW 1x1 stride-1 unpadded one-group layers: one GEMM
+//     per image straight on the caller's memory (W[K, C] x X[C, H*W]), where
+//     oneDNN reorders NCHW into its blocked format and back;
+//   - the direct kernels (widest ISA first) for channels-last 1x1 stride-1
+//     layers with c_in >= kDirectLeadMinCin, where oneDNN's 1x1 kernel is
+//     slow; and for NCHW depthwise layers (one output channel per group)
+//     either with output rows >= kDirectLeadPlaneWidth wide and an input of
+//     >= kDirectLeadPlaneElements (the kernels' planes read NCHW in place;
+//     oneDNN's reorders of a large input cost more than the convolution) or
+//     with <= kDirectLeadDepthwisePoints output points (batch x OH x OW).
+// Everything else keeps the list's order. The rank only reorders: each
+// implementation still passes its checks, so knobs that reject one
+// (mkldnn.enabled, mkldnn.deterministic, use_deterministic_algorithms, the
+// CPU-capability cap, implementations(...)) work as before, and the next
+// acceptable one in this order runs. The rank reads no flag, only the
+// problem, so autotune keys are unchanged; cpu.benchmark_limit counts in
+// this order. explain shows the rule that applied in a note.
+
+#include <string>
+
+#include "backplane/dispatch.h"
+
+namespace bp::ops::conv {
+
+// Measured thresholds (Note [Conv default order]).
+inline constexpr int64_t kWinogradLeadTiles = 32;          // tiles enough whatever the weight
+inline constexpr int64_t kWinogradLeadMinTiles = 16;       // ... or this many with a small weight:
+inline constexpr int64_t kWinogradLeadSmallWeight = 256 * 256;  // c_in x c_out at most this
+inline constexpr int64_t kWinogradLeadChannels = 16;
+inline constexpr int64_t kDirectLeadMinCin = 2048;         // channels-last 1x1
+inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp)
+inline constexpr int64_t kDirectLeadPlaneElements = int64_t{1} << 21;
+inline constexpr int64_t kDirectLeadDepthwisePoints = 392;  // NCHW depthwise, few output points
+
+// What the default order puts first for a problem (cheap: rank calls it
+// for every row of every selection).
+enum class Lead { list, winograd, im2col, direct };
+Lead default_lead(const dispatch::Problem& p);
+// The implementation name (or library, "direct") of a lead; "" for list.
+const char* lead_name(Lead lead);
+// explain's note: which rule applied and why (the measured reason), or
+// that the list's order stands.
+std::string default_order_note(const dispatch::Problem& p);
+
+// OpConfig::rank: 0 for the lead's rows, 1 for the rest (a stable sort
+// keeps the list's order within each).
+int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p);
+
+}  // namespace bp::ops::conv

@@ -1,0 +1,177 @@
+"""Conv's per-problem default order (Note [Conv default order], src/ops/conv/
+order.h; docs/dispatch.md's conv section): each rule moves what it documents
+first, explain says which rule applied, and every knob still decides what is
+acceptable: the rank only reorders."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import backplane
+from backplane import _C, backends
+from conftest import run_python
+
+F = backplane.nn.functional
+RNG = np.random.default_rng(11)
+
+pytestmark = pytest.mark.usefixtures("no_leaked_overrides")
+
+
+def nhwc(arr):
+    return np.ascontiguousarray(arr.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def rand(*shape):
+    return RNG.uniform(-1, 1, shape).astype(np.float32)
+
+
+# 3x3 stride 1: 64 tiles of 4x4 (8 x 8 per image), 32 channels: Winograd's rule.
+XW, WW = rand(1, 32, 32, 32), rand(32, 32, 3, 3)
+# NCHW 1x1 stride 1: im2col's rule.
+X1, W1 = rand(2, 32, 10, 10), rand(16, 32, 1, 1)
+# channels-last 1x1 with c_in 2048 over 49 points: the direct kernels' rule.
+XL, WL = nhwc(rand(1, 2048, 7, 7)), rand(64, 2048, 1, 1)
+
+
+def explain(x, w, **kw):
+    return backends.explain("conv2d", x, w, **kw)
+
+
+def order_note(table):
+    notes = [n for n in table.notes if n.startswith("default order:")]
+    assert len(notes) == 1, table.notes
+    return notes[0]
+
+
+def first_direct():
+    return next(i.name for i in backends.list_implementations("conv")
+                if i.name.startswith("direct:") and i.available)
+
+
+def test_the_list_itself_is_unchanged():
+    names = [i.name for i in backends.list_implementations("conv")]
+    assert names[0] == "onednn:conv" and names[-1] == "ref:any"
+
+
+def test_winograd_leads_3x3_unit_stride_layers_with_enough_tiles_and_channels():
+    for x in (XW, nhwc(XW)):
+        t = explain(x, WW, padding=1)
+        assert t.chosen == "winograd:f4x3" and t.how == "first acceptable"
+        assert "winograd:f4x3 first" in order_note(t) and "64 output tiles" in order_note(t)
+    np.testing.assert_allclose(F.conv2d(XW, WW, padding=1).numpy(),
+                               _reference(XW, WW, padding=1), rtol=1e-4, atol=1e-4)
+
+
+def test_winograd_does_not_lead_below_its_thresholds():
+    few_tiles = rand(1, 32, 12, 12)                 # 9 tiles
+    assert explain(few_tiles, WW, padding=1).chosen == "onednn:conv"
+    assert "the list's" in order_note(explain(few_tiles, WW, padding=1))
+    narrow = rand(1, 8, 32, 32)                     # 8 channels
+    assert explain(narrow, rand(8, 8, 3, 3), padding=1).chosen == "onednn:conv"
+    # 16 tiles: enough for a 256 x 256 weight, not for 512 x 512 (its transform dominates)
+    assert explain(rand(1, 256, 14, 14), rand(256, 256, 3, 3), padding=1).chosen == "winograd:f4x3"
+    assert explain(rand(1, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "onednn:conv"
+    assert explain(rand(2, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "winograd:f4x3"
+    strided = explain(XW, WW, padding=1, stride=2)  # stride 2
+    assert strided.chosen == "onednn:conv"
+    grouped = explain(XW, rand(32, 16, 3, 3), padding=1, groups=2)
+    assert grouped.chosen == "onednn:conv"
+
+
+def test_im2col_leads_nchw_1x1_and_not_channels_last_or_padded_ones():
+    t = explain(X1, W1)
+    assert t.chosen == "im2col:gemm" and "im2col:gemm first" in order_note(t)
+    assert explain(nhwc(X1), W1).chosen == "onednn:conv"       # channels-last: oneDNN
+    assert explain(X1, W1, padding=1).chosen == "onednn:conv"  # padded 1x1
+    assert explain(X1, W1, stride=2).chosen == "onednn:conv"   # strided 1x1
+
+
+def test_direct_leads_channels_last_1x1_with_a_long_reduction():
+    t = explain(XL, WL)
+    assert t.chosen == first_direct() and "direct kernels first" in order_note(t)
+    assert explain(nhwc(rand(1, 512, 7, 7)), rand(64, 512, 1, 1)).chosen == "onednn:conv"  # shorter reduction
+
+
+def test_direct_leads_nchw_depthwise_on_large_wide_inputs_or_few_points():
+    big = rand(4, 32, 128, 128)                     # 2M input elements, output rows 128 wide
+    t = explain(big, rand(32, 1, 3, 3), padding=1, groups=32)
+    assert t.chosen == first_direct() and "NCHW depthwise, output rows 128" in order_note(t)
+    few = rand(1, 64, 14, 14)                       # 196 output points
+    t = explain(few, rand(64, 1, 3, 3), padding=1, groups=64)
+    assert t.chosen == first_direct() and "196 output points" in order_note(t)
+    mid = rand(1, 32, 56, 56)                       # neither: oneDNN
+    assert explain(mid, rand(32, 1, 3, 3), padding=1, groups=32).chosen == "onednn:conv"
+    assert explain(nhwc(few), rand(64, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"  # channels-last
+    assert explain(few, rand(128, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"       # multiplier 2
+
+
+def test_rules_apply_to_dense_f32_forward_problems_only():
+    strided_input = rand(1, 32, 32, 64)[:, :, :, ::2]  # a view with W stride 2
+    assert "the list's" in order_note(explain(strided_input, WW, padding=1))
+    bf16 = explain(XW.astype(ml_dtypes.bfloat16), WW.astype(ml_dtypes.bfloat16), padding=1)
+    assert bf16.chosen == "onednn:conv" and "the list's" in order_note(bf16)
+    assert "the list's" in order_note(backends.explain("conv_transpose2d", X1, rand(32, 16, 1, 1)))
+
+
+def test_knobs_still_decide_what_is_acceptable():
+    # implementations(...) narrows the list; the rank orders what is left.
+    with backends.implementations("conv", "onednn:conv"):
+        assert explain(XW, WW, padding=1).chosen == "onednn:conv"
+        assert explain(X1, W1).chosen == "onednn:conv"
+    with backends.implementations("conv", "onednn", "direct"):
+        assert explain(X1, W1).chosen == "onednn:conv"   # im2col is out of scope: the list's order
+    # mkldnn.enabled=False / deterministic: rules unaffected; no rule → the next acceptable in the list.
+    with backends.mkldnn.flags(enabled=False):
+        assert explain(XW, WW, padding=1).chosen == "winograd:f4x3"
+        assert explain(X1, W1).chosen == "im2col:gemm"
+        assert explain(nhwc(X1), W1).chosen.startswith("direct:")
+    # A NaN makes Winograd refuse (its `finite` check): oneDNN, next in the order, runs.
+    bad = XW.copy()
+    bad[0, 0, 0, 0] = np.nan
+    t = explain(bad, WW, padding=1)
+    assert t.chosen == "onednn:conv" and "winograd:f4x3 first" in order_note(t)
+
+
+def test_use_deterministic_algorithms_with_a_lead():
+    proc = run_python(
+        "import numpy as np, backplane; from backplane import backends\n"
+        "x = np.ones((1, 32, 32, 32), np.float32); w = np.ones((32, 32, 3, 3), np.float32)\n"
+        "s = np.ones((1, 32, 12, 12), np.float32)\n"
+        "backplane.use_deterministic_algorithms(True)\n"
+        "print(backends.explain('conv2d', x, w, padding=1).chosen)\n"
+        "print(backends.explain('conv2d', s, w, padding=1).chosen)\n")
+    assert proc.stdout.split() == ["winograd:f4x3", "winograd:f4x3"]  # onednn:conv excluded either way
+
+
+def test_cpu_capability_cap_with_the_direct_lead():
+    proc = run_python(
+        "import numpy as np, backplane; from backplane import backends\n"
+        "x = np.ones((1, 7, 7, 2048), np.float32).transpose(0, 3, 1, 2); w = np.ones((64, 2048, 1, 1), np.float32)\n"
+        "print(backends.explain('conv2d', x, w).chosen)\n", env={"ATEN_CPU_CAPABILITY": "default"})
+    assert proc.stdout.strip() == "direct:generic"
+
+
+def test_benchmark_limit_counts_in_the_ranked_order():
+    backends.autotune_cache.clear()
+    before = _C.autotune_runs()
+    backends.cpu.benchmark, backends.cpu.benchmark_limit = True, 1  # restored by the conftest fixture
+    F.conv2d(XW, WW, padding=1)
+    table = explain(XW, WW, padding=1)
+    assert _C.autotune_runs() == before + 1
+    assert table.how == "autotune cache" and table.chosen == "winograd:f4x3"  # only the first (ranked) is timed
+
+
+def test_the_cli_explain_shows_the_rule():
+    import subprocess
+    import pathlib
+    exe = pathlib.Path(__file__).resolve().parents[2] / "build" / "bin" / "backplane"
+    if not exe.exists():
+        pytest.skip("no build/bin/backplane")
+    out = subprocess.run([str(exe), "explain", "conv2d", "--n", "8", "--c-in", "64", "--c-out", "64",
+                          "--channels-last", "1"], capture_output=True, text=True, check=True).stdout
+    assert "winograd:f4x3         chosen" in out and "note: default order: winograd:f4x3 first" in out
+
+
+def _reference(x, w, **kw):
+    with backends.implementations("conv", "ref:any"):
+        return F.conv2d(x, w, **kw).numpy()
