@@ -106,3 +106,87 @@ _a3, _b3 = _arr((3, 4), np.float64), _arr((4, 2), np.float64)
 case("op:einsum sublist")(lambda S: S.top.einsum(S.tensor(_a3), [0, 1], S.tensor(_b3), [1, 2], [0, 2]))
 case("op:einsum error bad subscript")(lambda S: S.top.einsum("ij,j1->i", S.tensor(_arr((2, 3))), S.tensor(_arr((3,)))))
 case("op:einsum error operand count")(lambda S: S.top.einsum("ij,jk->ik", S.tensor(_arr((2, 3)))))
+
+
+# ---------------------------------------------------------------- conv numerics
+def _conv(fn, x, w, b=None, **kw):
+    def run(S):
+        return getattr(S.F, fn)(S.tensor(x), S.tensor(w), None if b is None else S.tensor(b), **kw)
+    return run
+
+
+_x2, _w2 = _arr((2, 4, 9, 11)), _arr((6, 4, 3, 3))
+CONV = {
+    "conv1d": ("conv1d", _arr((2, 3, 17)), _arr((5, 3, 4)), _arr((5,)), {}),
+    "conv1d stride dilation": ("conv1d", _arr((1, 2, 20)), _arr((3, 2, 3)), None, {"stride": 2, "dilation": 3}),
+    "conv2d": ("conv2d", _x2, _w2, _arr((6,)), {}),
+    "conv2d padding stride": ("conv2d", _x2, _w2, None, {"stride": (2, 1), "padding": (1, 2)}),
+    "conv2d same": ("conv2d", _x2, _arr((6, 4, 4, 3)), None, {"padding": "same", "dilation": 2}),
+    "conv2d valid": ("conv2d", _x2, _w2, None, {"padding": "valid"}),
+    "conv2d groups": ("conv2d", _x2, _arr((8, 2, 3, 3)), _arr((8,)), {"groups": 2}),
+    "conv2d depthwise": ("conv2d", _x2, _arr((4, 1, 5, 5)), None, {"groups": 4, "padding": 2}),
+    "conv2d 1x1": ("conv2d", _x2, _arr((3, 4, 1, 1)), None, {}),
+    "conv2d f64": ("conv2d", _x2.astype(np.float64), _w2.astype(np.float64), None, {"padding": 1}),
+    "conv2d unbatched": ("conv2d", _arr((4, 9, 11)), _w2, None, {}),
+    "conv3d": ("conv3d", _arr((1, 2, 5, 6, 7)), _arr((3, 2, 2, 3, 2)), _arr((3,)), {"padding": 1}),
+    "conv_transpose1d": ("conv_transpose1d", _arr((2, 3, 8)), _arr((3, 4, 3)), _arr((4,)), {"stride": 2}),
+    "conv_transpose2d": ("conv_transpose2d", _arr((1, 4, 5, 6)), _arr((4, 3, 3, 3)), None,
+                         {"stride": 2, "padding": 1, "output_padding": 1}),
+    "conv_transpose2d groups dilation": ("conv_transpose2d", _arr((1, 4, 5, 5)), _arr((4, 2, 2, 3)), None,
+                                         {"groups": 2, "dilation": 2}),
+    "conv_transpose3d": ("conv_transpose3d", _arr((1, 2, 3, 4, 3)), _arr((2, 2, 2, 2, 2)), None, {"stride": 2}),
+}
+for _id, (_fn, _xx, _ww, _bb, _kw) in CONV.items():
+    case(f"op:conv {_id}")(_conv(_fn, _xx, _ww, _bb, **_kw))
+
+CONV_ERRORS = {
+    "channels mismatch": ("conv2d", _x2, _arr((6, 3, 3, 3)), None, {}),
+    "groups do not divide": ("conv2d", _x2, _arr((6, 2, 3, 3)), None, {"groups": 3}),
+    "kernel larger than input": ("conv2d", _arr((1, 4, 2, 2)), _w2, None, {}),
+    "negative padding": ("conv2d", _x2, _w2, None, {"padding": -1}),
+    "zero stride": ("conv2d", _x2, _w2, None, {"stride": 0}),
+    "same with stride": ("conv2d", _x2, _w2, None, {"padding": "same", "stride": 2}),
+    "bad padding string": ("conv2d", _x2, _w2, None, {"padding": "full"}),
+    "bias length": ("conv2d", _x2, _w2, _arr((5,)), {}),
+    "weight rank": ("conv2d", _x2, _arr((6, 4, 3)), None, {}),
+    "input rank": ("conv2d", _arr((9, 11)), _w2, None, {}),
+    "dtypes differ": ("conv2d", _x2, _w2.astype(np.float64), None, {}),
+    "output_padding too large": ("conv_transpose2d", _arr((1, 4, 5, 6)), _arr((4, 3, 3, 3)), None,
+                                 {"stride": 2, "output_padding": 2}),
+}
+for _id, (_fn, _xx, _ww, _bb, _kw) in CONV_ERRORS.items():
+    case(f"op:conv error {_id}")(_conv(_fn, _xx, _ww, _bb, **_kw))
+
+
+# ---------------------------------------------------------------- fft numerics
+def _fft(fn, x, **kw):
+    return lambda S: getattr(S.top.fft, fn)(S.tensor(x), **kw)
+
+
+_c = (_arr((6, 10)) + 1j * _arr((6, 10))).astype(np.complex64)
+_r = _arr((6, 10))
+FFT = {
+    "fft": ("fft", _c, {}), "fft n pad": ("fft", _c, {"n": 16}), "fft n trim": ("fft", _c, {"n": 7}),
+    "fft dim 0": ("fft", _c, {"dim": 0}), "fft real input": ("fft", _r, {}),
+    "fft prime": ("fft", _arr((13,)).astype(np.complex64), {}), "ifft ortho": ("ifft", _c, {"norm": "ortho"}),
+    "fft forward": ("fft", _c, {"norm": "forward"}), "fft complex128": ("fft", _c.astype(np.complex128), {}),
+    "rfft": ("rfft", _r, {}), "rfft odd n": ("rfft", _r, {"n": 9}), "irfft": ("irfft", _c, {}),
+    "irfft n": ("irfft", _c, {"n": 11}), "hfft": ("hfft", _c, {}), "ihfft": ("ihfft", _r, {}),
+    "fft2": ("fft2", _c, {}), "ifft2 s": ("ifft2", _c, {"s": (4, 12)}), "fftn dims": ("fftn", _c, {"dim": (1,)}),
+    "rfft2": ("rfft2", _r, {}), "irfft2": ("irfft2", _c, {}), "rfftn s": ("rfftn", _r, {"s": (5, 8)}),
+    "irfftn": ("irfftn", _c, {"dim": (0, 1)}), "fftn 3d": ("fftn", _arr((3, 4, 5)).astype(np.complex64), {}),
+    "fftshift": ("fftshift", _r, {}), "ifftshift dim": ("ifftshift", _r, {"dim": 1}),
+}
+for _id, (_fn, _xx, _kw) in FFT.items():
+    case(f"op:fft {_id}")(_fft(_fn, _xx, **_kw))
+case("op:fft fftfreq")(lambda S: S.top.fft.fftfreq(7, d=0.5))
+case("op:fft rfftfreq")(lambda S: S.top.fft.rfftfreq(8))
+
+FFT_ERRORS = {
+    "bad norm": ("fft", _c, {"norm": "both"}), "n zero": ("fft", _c, {"n": 0}), "dim out of range": ("fft", _c, {"dim": 2}),
+    "rfft complex input": ("rfft", _c, {}), "fft2 repeated dims": ("fft2", _c, {"dim": (0, 0)}),
+    "s and dim lengths": ("fftn", _c, {"s": (4, 4), "dim": (0,)}), "irfft n negative": ("irfft", _c, {"n": -2}),
+    "int input": ("fft", np.arange(8), {}),
+}
+for _id, (_fn, _xx, _kw) in FFT_ERRORS.items():
+    case(f"op:fft error {_id}")(_fft(_fn, _xx, **_kw))

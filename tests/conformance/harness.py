@@ -90,8 +90,10 @@ def plain(value):
     if module == "torch" and type(value).__name__ == "dtype":
         return str(value).replace("torch.", "")
     if module.startswith("torch") and type(value).__name__ in ("Tensor", "Parameter"):
-        return np.asarray(value.detach().cpu().float().numpy() if value.dtype.is_floating_point
-                          and value.dtype.itemsize < 4 else value.detach().cpu().numpy())
+        value = value.detach().cpu().resolve_conj().resolve_neg()
+        # NumPy has no bf16: such results compare as fp32, with the half-precision tolerance.
+        return np.asarray(value.float().numpy() if value.dtype.is_floating_point and value.dtype.itemsize < 4
+                          else value.numpy())
     if hasattr(value, "__array__") or isinstance(value, np.ndarray):
         return np.asarray(value)
     if isinstance(value, np.generic):
@@ -167,9 +169,12 @@ def differences(torch_value, ours, path="result"):
         a, b = np.asarray(torch_value), np.asarray(ours)
         if a.shape != b.shape:
             return [f"{path}: shape {a.shape} != {b.shape}"]
+        if a.dtype != b.dtype and not (a.dtype.itemsize <= 2 or b.dtype.itemsize <= 2):
+            return [f"{path}: dtype {a.dtype} != {b.dtype}"]
         if a.dtype.kind in "fc" or b.dtype.kind in "fc":
             tol = 2e-2 if min(a.dtype.itemsize, b.dtype.itemsize) <= 2 else 1e-5
-            if not np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=tol, atol=tol, equal_nan=True):
+            wide = np.complex128 if "c" in (a.dtype.kind, b.dtype.kind) else np.float64
+            if not np.allclose(a.astype(wide), b.astype(wide), rtol=tol, atol=tol, equal_nan=True):
                 return [f"{path}: values differ (max |diff| {np.max(np.abs(a - b))})"]
             return []
         return [] if np.array_equal(a, b) else [f"{path}: values differ"]
