@@ -34,6 +34,9 @@ struct MemoryStats {
   // A cuFFT work area is allocated through Backplane, so it is counted in
   // current_bytes too.
   int64_t plan_bytes = 0;
+  // Freed host blocks kept for reuse by the next allocation of the same size
+  // (CPU only; not in current_bytes). empty_cache() returns them to the heap.
+  int64_t cached_bytes = 0;
 };
 // Per device: the CPU first, then each cuda device that has been allocated
 // on, in index order. Counts tensors and workspaces (allocate_storage), by
@@ -42,6 +45,9 @@ std::vector<std::pair<Device, MemoryStats>> memory_stats();
 MemoryStats memory_stats(Device device);
 // Sets every device's peak to its current value.
 void reset_peak_memory_stats();
+// Frees the host blocks kept for reuse (memory_stats' cached_bytes); returns
+// how many bytes went back to the heap.
+int64_t empty_cache();
 
 // ---------------------------------------------------------------- random
 // Note [Counter-based random numbers]

@@ -6,7 +6,7 @@ statistics and tensors.
 """
 
 from . import _C, _errors
-from ._C import __version__, get_num_threads, max_num_threads, memory_stats, reset_peak_memory_stats, set_num_threads
+from ._C import __version__, empty_cache, get_num_threads, max_num_threads, memory_stats, reset_peak_memory_stats, set_num_threads
 from ._tensor import Tensor, asarray, from_dlpack
 
 from . import __config__, backends, cuda, nn  # noqa: E402
@@ -20,7 +20,7 @@ _C.fft_prewarm()
 
 __all__ = [
     "__version__", "show_config", "backends", "cuda", "nn", "Tensor", "asarray", "from_dlpack",
-    "set_num_threads", "get_num_threads", "max_num_threads", "manual_seed", "initial_seed", "memory_stats", "reset_peak_memory_stats",
+    "set_num_threads", "get_num_threads", "max_num_threads", "manual_seed", "initial_seed", "memory_stats", "reset_peak_memory_stats", "empty_cache",
     "set_float32_matmul_precision", "get_float32_matmul_precision",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled",

@@ -347,6 +347,7 @@ nb::dict memory_stats_py() {
     d["current_bytes"] = stats.current_bytes;
     d["peak_bytes"] = stats.peak_bytes;
     d["plan_bytes"] = stats.plan_bytes;
+    d["cached_bytes"] = stats.cached_bytes;
     out[device.str().c_str()] = d;
   }
   return out;
@@ -478,8 +479,12 @@ void bind_tensor(nb::module_& m) {
         },
         "count"_a, "count float32 numbers uniform in [0, 1) from the default generator (for tests).");
   m.def("memory_stats", &memory_stats_py,
-        "{device: {'current_bytes': ..., 'peak_bytes': ...}} for the bytes Backplane allocated.");
+        "{device: {'current_bytes': ..., 'peak_bytes': ..., 'plan_bytes': ..., 'cached_bytes': ...}} for the bytes "
+        "Backplane allocated, its plans hold, and the freed host blocks it keeps for reuse.");
   m.def("reset_peak_memory_stats", &reset_peak_memory_stats);
+  m.def("empty_cache", &empty_cache,
+        "Returns the freed host blocks kept for reuse (memory_stats()['cpu']['cached_bytes']) to the heap; "
+        "returns how many bytes that was.");
 }
 
 }  // namespace bp::py

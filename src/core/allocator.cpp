@@ -2,6 +2,7 @@
 // backplane_cuda, and per-device byte counts for memory_stats().
 
 #include "core/allocator.h"
+#include "core/host_block_cache.h"
 
 #include <cstdlib>
 #include <map>
@@ -52,14 +53,16 @@ std::string cuda_error_text(const char* buffer) {
 StoragePtr allocate_cpu(std::size_t nbytes) {
   // aligned_alloc wants a multiple of the alignment; a zero-byte tensor still
   // gets a real (unique, non-null) address, which DLPack consumers expect.
-  const std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-  void* p = std::aligned_alloc(kCpuAlignment, rounded == 0 ? kCpuAlignment : rounded);
+  std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+  if (rounded == 0) rounded = kCpuAlignment;
+  void* p = host_cache::take(rounded);  // Note [Host block cache]
+  if (p == nullptr) p = std::aligned_alloc(kCpuAlignment, rounded);
   if (p == nullptr) {
     throw_runtime("allocate", "out of host memory allocating " + std::to_string(nbytes) + " bytes");
   }
   record_alloc(Device::cpu(), nbytes);
-  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [p, nbytes] {
-    std::free(p);
+  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [p, nbytes, rounded] {
+    host_cache::give(p, rounded);
     record_free(Device::cpu(), nbytes);
   });
 }
@@ -124,7 +127,10 @@ std::vector<std::pair<Device, MemoryStats>> memory_stats() {
     if (!t.by_device.contains(Device::cpu())) out.emplace_back(Device::cpu(), MemoryStats{});
     for (const auto& [device, stats] : t.by_device) out.emplace_back(device, stats);
   }
-  for (auto& [device, stats] : out) stats.plan_bytes = PlanCacheBase::bytes_on(device);
+  for (auto& [device, stats] : out) {
+    stats.plan_bytes = PlanCacheBase::bytes_on(device);
+    if (device.is_cpu()) stats.cached_bytes = host_cache::cached_bytes();
+  }
   return out;
 }
 
@@ -137,8 +143,11 @@ MemoryStats memory_stats(Device device) {
     if (it != t.by_device.end()) s = it->second;
   }
   s.plan_bytes = PlanCacheBase::bytes_on(device);
+  if (device.is_cpu()) s.cached_bytes = host_cache::cached_bytes();
   return s;
 }
+
+int64_t empty_cache() { return host_cache::release_all(); }
 
 void reset_peak_memory_stats() {
   StatsTable& t = stats_table();

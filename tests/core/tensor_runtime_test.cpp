@@ -1,5 +1,6 @@
 // Threads, memory statistics and the random generator.
 
+#include <cstdint>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #ifdef _OPENMP  // a build with BACKPLANE_USE_OPENMP=OFF has no OpenMP to test
@@ -137,6 +138,47 @@ TEST(Memory, StatsFollowAllocationsAndPeakResets) {
   const auto all = bp::memory_stats();
   ASSERT_FALSE(all.empty());
   EXPECT_EQ(all.front().first, cpu);
+}
+
+// Note [Host block cache]: a freed block of at most 1 MiB is kept and the next
+// allocation of the same rounded size takes it back; larger blocks are not
+// kept; empty_cache() returns everything; current_bytes never counts a cached
+// block. (Off under AddressSanitizer, where only the accounting is checked.)
+TEST(Memory, HostBlockCacheReusesSameSizeBlocksWithinBounds) {
+  const bp::Device cpu = bp::Device::cpu();
+  bp::empty_cache();
+  EXPECT_EQ(bp::memory_stats(cpu).cached_bytes, 0);
+  const int64_t in_use = bp::memory_stats(cpu).current_bytes;
+  const void* first = nullptr;
+  {
+    bp::StoragePtr a = bp::allocate_storage(cpu, 32768 - 10);  // rounds to 32768
+    first = a->data();
+  }
+  EXPECT_EQ(bp::memory_stats(cpu).current_bytes, in_use);
+  const int64_t cached = bp::memory_stats(cpu).cached_bytes;
+  EXPECT_TRUE(cached == 0 || cached == 32768) << cached;
+  if (cached == 32768) {
+    bp::StoragePtr other_size = bp::allocate_storage(cpu, 40000);
+    EXPECT_NE(other_size->data(), first);  // a different rounded size does not take it
+    bp::StoragePtr b = bp::allocate_storage(cpu, 32768);
+    EXPECT_EQ(b->data(), first);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b->data()) % 64, 0u);
+    EXPECT_EQ(bp::memory_stats(cpu).current_bytes, in_use + 32768 + 40000);
+    EXPECT_EQ(bp::memory_stats(cpu).cached_bytes, 0);
+  }
+  {
+    bp::StoragePtr big = bp::allocate_storage(cpu, (std::size_t{1} << 20) + 64);  // over the block bound
+  }
+  EXPECT_LE(bp::memory_stats(cpu).cached_bytes, 32768 + 40000);
+  {  // many blocks: the cache stays within its 8 MiB
+    std::vector<bp::StoragePtr> held;
+    for (int i = 0; i < 40; ++i) held.push_back(bp::allocate_storage(cpu, std::size_t{1} << 20));
+  }
+  EXPECT_LE(bp::memory_stats(cpu).cached_bytes, int64_t{8} << 20);
+  const int64_t before_release = bp::memory_stats(cpu).cached_bytes;
+  EXPECT_EQ(bp::empty_cache(), before_release);
+  EXPECT_EQ(bp::memory_stats(cpu).cached_bytes, 0);
+  EXPECT_EQ(bp::memory_stats(cpu).current_bytes, in_use);
 }
 
 TEST(Random, PhiloxKnownAnswers) {
