@@ -9,8 +9,8 @@
 // FMA reads, never a lane shuffle. X is packed once per call, k-major per
 // panel; tasks are (block of kBlockRows rows of W, panel), ordered so that
 // consecutive tasks of a thread share a block of W (kept in L2), and within
-// a task the packed X of one k-block stays in L1 across the block's tiles.
-// Each kernel file chooses its tile (vectors, rows) and k-block.
+// a task the packed X of one k-block stays in cache (L2) across the block's
+// tiles. Each kernel file chooses its tile (vectors, rows) and k-block.
 
 #include <algorithm>
 #include <cstdint>
