@@ -330,3 +330,13 @@ def test_cusparselt_module_answers_for_this_build():
         v = backends.cusparselt.version()
         assert v is None or v > 0
     assert isinstance(info, dict)
+
+
+@pytest.mark.parametrize("dtype, m", [("float32", 2100), ("bfloat16", 1400)])
+def test_large_activations_take_the_panel_major_order(dtype, m):
+    # packed X above 8 MiB: sparse24:cpu walks panels of X outermost (sparse24_blocking.h)
+    np_dtype, tol = DTYPES[dtype]
+    w = dense_weight(7, 1024, np_dtype)
+    x = rand((m, 1024), np_dtype)
+    with backends.implementations("sparse", "sparse24:cpu"):
+        close(backplane.nn.functional.linear(x, sparse.to_sparse_semi_structured(w)), oracle(x, w), tol, 1024)

@@ -85,7 +85,7 @@ void run(const Sparse24& w, const Sparse24Input& x, float* c, int64_t crs, int64
   StoragePtr packed = allocate_storage(Device::cpu(), static_cast<std::size_t>(panels * kp * kWidth) * sizeof(float));
   float* xp = static_cast<float*>(packed->data());
   pack_x(x, w.k, kp, kWidth, xp);
-  for_each_task(w.n, x.m, kWidth, [&](int64_t block, int64_t panel) {
+  for_each_task(w.n, x.m, kWidth, static_cast<int64_t>(panels * kp * kWidth * sizeof(float)), [&](int64_t block, int64_t panel) {
     alignas(64) float acc[kBlockRows * kWidth];
     const int64_t j0 = block * kBlockRows, rows = std::min(kBlockRows, w.n - j0);
     const float* panel_x = xp + panel * kp * kWidth;
@@ -104,8 +104,11 @@ void run(const Sparse24& w, const Sparse24Input& x, float* c, int64_t crs, int64
 // 4 vectors x 4 rows (16 accumulators) over k-blocks of 64 groups: the
 // fastest of the shapes tried at 4096 x 4096 x 256 (V = 1..8, R = 2..16,
 // G = 8..1024); fewer vectors per row pay the metadata and broadcasts of a
-// group over too few FMAs, more rows or vectors spill registers.
+// group over too few FMAs, more rows or vectors spill registers. Few rows of
+// X (a decode step: m = 1 .. 32) take narrower panels, which waste fewer lanes.
 void sparse24_f32_avx512(const Sparse24& w, const Sparse24Input& x, float* c, int64_t crs, int64_t ccs) {
+  if (x.m <= 16) return run<Tile<1, 8, 256>>(w, x, c, crs, ccs);
+  if (x.m <= 32) return run<Tile<2, 8, 128>>(w, x, c, crs, ccs);
   run<Tile<4, 4, 64>>(w, x, c, crs, ccs);
 }
 

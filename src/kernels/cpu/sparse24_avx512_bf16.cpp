@@ -137,7 +137,7 @@ void run(const Sparse24& w, bool values_f32, const Sparse24Input& x, bool x_f32,
     values = dst;
     values_rs = 2 * g;
   }
-  for_each_task(w.n, x.m, kWidth, [&](int64_t block, int64_t panel) {
+  for_each_task(w.n, x.m, kWidth, static_cast<int64_t>(panels * per_panel * sizeof(uint16_t)), [&](int64_t block, int64_t panel) {
     alignas(64) float acc[kBlockRows * kWidth];
     const int64_t j0 = block * kBlockRows, rows = std::min(kBlockRows, w.n - j0);
     const uint16_t* panel_x = xq + panel * per_panel;
@@ -155,9 +155,12 @@ void run(const Sparse24& w, bool values_f32, const Sparse24Input& x, bool x_f32,
 }  // namespace
 
 // 4 vectors x 4 rows over k-blocks of 128 groups: the fastest of the shapes
-// tried at 4096 x 4096 x 256 (as the f32 kernel's).
+// tried at 4096 x 4096 x 256 (as the f32 kernel's); narrower panels for few
+// rows of X.
 void sparse24_bf16_avx512(const Sparse24& w, bool values_f32, const Sparse24Input& x, bool x_f32, float* c,
                           int64_t crs, int64_t ccs) {
+  if (x.m <= 16) return run<Tile<1, 8, 256>>(w, values_f32, x, x_f32, c, crs, ccs);
+  if (x.m <= 32) return run<Tile<2, 8, 128>>(w, values_f32, x, x_f32, c, crs, ccs);
   run<Tile<4, 4, 128>>(w, values_f32, x, x_f32, c, crs, ccs);
 }
 

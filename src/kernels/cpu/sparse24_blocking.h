@@ -28,14 +28,28 @@ inline unsigned code_of(const uint8_t* meta_row, int64_t group) {
   return (meta_row[group >> 1] >> ((group & 1) * 4)) & 15u;
 }
 
-// Runs body(block, panel) for every task, in parallel.
+// Runs body(block, panel) for every task, in parallel. Block-major order
+// (a thread's consecutive tasks share a block of W, kept in L2) re-reads the
+// whole packed X once per block of W; once X outgrows its share of L3
+// (x_bytes > kPackedXInL3) those re-reads come from memory, and panel-major
+// order (consecutive tasks share a panel of X, W streams once per panel)
+// moves less: at 4096 x 4096 x 1024 it read 1.6 GB of bf16 X instead of
+// 256 MB of W.
+constexpr int64_t kPackedXInL3 = int64_t{8} << 20;
+
 template <class Body>
-void for_each_task(int64_t n, int64_t m, int64_t width, Body&& body) {
+void for_each_task(int64_t n, int64_t m, int64_t width, int64_t x_bytes, Body&& body) {
   const int64_t blocks = (n + kBlockRows - 1) / kBlockRows, panels = (m + width - 1) / width;
   const int64_t tasks = blocks * panels;
+  const bool panel_major = x_bytes > kPackedXInL3;
   const int team = threads::team_size(tasks);
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t t = 0; t < tasks; ++t) body(t / panels, t % panels);
+  for (int64_t t = 0; t < tasks; ++t) {
+    if (panel_major)
+      body(t % blocks, t / blocks);
+    else
+      body(t / panels, t % panels);
+  }
 }
 
 // Writes a finished block (rows j0.. of W, panel columns r0..; acc is
