@@ -332,6 +332,7 @@ def test_cusparselt_module_answers_for_this_build():
     assert isinstance(info, dict)
 
 
+@pytest.mark.skipif("sparse24:cpu" not in IMPLS, reason="needs AVX-512")
 @pytest.mark.parametrize("dtype, m", [("float32", 2100), ("bfloat16", 1400)])
 def test_large_activations_take_the_panel_major_order(dtype, m):
     # packed X above 8 MiB: sparse24:cpu walks panels of X outermost (sparse24_blocking.h)

@@ -50,6 +50,7 @@ void tile(const float* const* vals, const uint8_t* const* meta, int64_t g0, int6
     for (int v = 0; v < kVecs; ++v) a[r][v] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + r * kWidth + 16 * v);
   const float* xg = xp + g0 * 4 * kWidth;
   for (int64_t g = g0; g < g0 + ng; ++g, xg += 4 * kWidth) {
+#pragma GCC unroll 16  // the accumulators must stay in registers
     for (int r = 0; r < R; ++r) {
       const unsigned code = code_of(meta[r], g);
       const float* p0 = xg + (code & 3u) * kWidth;

@@ -82,6 +82,7 @@ void tile(const uint16_t* const* vals, const uint8_t* const* meta, int64_t g0, i
   constexpr int64_t kGroupStride = kPairs * kPairStride;
   const uint16_t* xg = xq + g0 * kGroupStride;
   for (int64_t g = g0; g < g0 + ng; g += 2, xg += 2 * kGroupStride) {
+#pragma GCC unroll 16  // the accumulators must stay in registers
     for (int r = 0; r < R; ++r) {
       const unsigned byte = meta[r][g >> 1];
       const uint16_t* p0 = xg + kPairOfCode[byte & 15u] * kPairStride;
@@ -90,8 +91,10 @@ void tile(const uint16_t* const* vals, const uint8_t* const* meta, int64_t g0, i
       std::memcpy(&pair0, vals[r] + 2 * g, sizeof pair0);
       std::memcpy(&pair1, vals[r] + 2 * g + 2, sizeof pair1);
       const __m512bh b0 = (__m512bh)_mm512_set1_epi32(pair0), b1 = (__m512bh)_mm512_set1_epi32(pair1);
+#pragma GCC unroll 16
       for (int v = 0; v < kVecs; ++v)
         a[r][v] = _mm512_dpbf16_ps(a[r][v], b0, (__m512bh)_mm512_loadu_si512(p0 + 32 * v));
+#pragma GCC unroll 16
       for (int v = 0; v < kVecs; ++v)
         a[r][v] = _mm512_dpbf16_ps(a[r][v], b1, (__m512bh)_mm512_loadu_si512(p1 + 32 * v));
     }
