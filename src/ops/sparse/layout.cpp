@@ -168,19 +168,23 @@ void scatter_rows(const U* values, const uint8_t* codes, int64_t n, int64_t k, i
 
 }  // namespace
 
-Tensor decompress(const Tensor& values_in, const Tensor& meta_in, int64_t k, const char* who) {
+void decompress_into(const Tensor& values_in, const Tensor& meta_in, int64_t k, const char* who, void* dst) {
   const int64_t n = check_compressed(who, values_in, meta_in, k), g = groups_of(k);
   if (!values_in.device().is_cpu()) throw_bad_value(who, "a weight on " + values_in.device().str(), "a CPU weight");
   const Tensor values = values_in.contiguous(), meta = meta_in.contiguous();
-  Tensor out = Tensor::empty({n, k}, values.dtype());
   const auto* codes = static_cast<const uint8_t*>(meta.data());
   switch (values.itemsize()) {
-    case 1: scatter_rows(static_cast<const uint8_t*>(values.data()), codes, n, k, g, static_cast<uint8_t*>(out.data())); break;
-    case 2: scatter_rows(static_cast<const uint16_t*>(values.data()), codes, n, k, g, static_cast<uint16_t*>(out.data())); break;
-    case 4: scatter_rows(static_cast<const uint32_t*>(values.data()), codes, n, k, g, static_cast<uint32_t*>(out.data())); break;
-    case 8: scatter_rows(static_cast<const uint64_t*>(values.data()), codes, n, k, g, static_cast<uint64_t*>(out.data())); break;
+    case 2: scatter_rows(static_cast<const uint16_t*>(values.data()), codes, n, k, g, static_cast<uint16_t*>(dst)); break;
+    case 4: scatter_rows(static_cast<const uint32_t*>(values.data()), codes, n, k, g, static_cast<uint32_t*>(dst)); break;
+    case 8: scatter_rows(static_cast<const uint64_t*>(values.data()), codes, n, k, g, static_cast<uint64_t*>(dst)); break;
     default: throw_bad_value(who, std::string("values of dtype ") + dtype_name(values.dtype()), "a 2:4 weight dtype");
   }
+}
+
+Tensor decompress(const Tensor& values, const Tensor& meta, int64_t k, const char* who) {
+  const int64_t n = check_compressed(who, values, meta, k);
+  Tensor out = Tensor::empty({n, k}, values.dtype());
+  decompress_into(values, meta, k, who, out.data());
   return out;
 }
 

@@ -29,6 +29,8 @@ Compressed compress(const Tensor& w, const char* who);
 
 // The dense [n, k] weight of a compressed one.
 Tensor decompress(const Tensor& values, const Tensor& meta, int64_t k, const char* who);
+// The same into dst, n * k contiguous elements of the values' dtype.
+void decompress_into(const Tensor& values, const Tensor& meta, int64_t k, const char* who, void* dst);
 
 // ValueError unless values / meta are a compressed weight of k columns
 // (shapes, dtypes, device, unit stride along rows); returns n.
