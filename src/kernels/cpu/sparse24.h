@@ -17,6 +17,8 @@
 //     byte j / 2, the low nibble for even j; bits 0-1 give the column
 //     (0..3, within the group) of the first stored entry, bits 2-3 that of
 //     the second, first < second. Padding groups store zeros at columns 0, 1.
+//     A code with first >= second (which compression never writes) gives an
+//     unspecified product, but never a read outside the group.
 // The product takes exactly the stored entries: a pruned (absent) entry
 // multiplies nothing, so an Inf or NaN in X under a pruned entry does not
 // reach the output (docs/differences.md), as with cuSPARSELt.
