@@ -44,6 +44,4 @@ std::vector<dispatch::Check<Params>> spmma_checks() {
   return list;
 }
 
-std::vector<flags::Id> spmma_run_flags() { return {flags::Id::cudnn_benchmark, flags::Id::cudnn_benchmark_limit}; }
-
 }  // namespace bp::ops::sparse::cuda_checks

@@ -15,8 +15,5 @@ namespace bp::ops::sparse::cuda_checks {
 int64_t alignment_of(DType d);  // 32 for int8, 16 for 16-bit floats, 8 for float32
 
 std::vector<dispatch::Check<Params>> spmma_checks();
-// The flags its run reads: cudnn.benchmark / benchmark_limit bound its
-// algorithm search (PyTorch's cuSPARSELt search follows the same switch).
-std::vector<flags::Id> spmma_run_flags();
 
 }  // namespace bp::ops::sparse::cuda_checks

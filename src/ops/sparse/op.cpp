@@ -63,8 +63,9 @@ std::unique_ptr<dispatch::Implementation> make_spmma_slot() {
   dispatch::Properties props;
   props.deterministic = false;  // split-k algorithms may reduce in any order
   props.workspace = "cuSPARSELt's matmul workspace";
-  return cuda_slot<Params>("cusparselt:spmma", "cusparselt", props, cuda_checks::spmma_checks(),
-                           cuda_checks::spmma_run_flags());
+  // No run_reads yet: backplane_cuda has no run for it (src/cuda/sparse_spmma.cpp); a run's
+  // algorithm search would read cudnn.benchmark / benchmark_limit.
+  return cuda_slot<Params>("cusparselt:spmma", "cusparselt", props, cuda_checks::spmma_checks());
 #else
   return dispatch::not_built("cusparselt:spmma", "cusparselt",
                              "cuSPARSELt was not found at configure time (scripts/setup.sh fetches it with the CUDA "
