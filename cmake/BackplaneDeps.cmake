@@ -167,7 +167,9 @@ if(BP_HAVE_CUDNN)
 endif()
 
 # NCCL and cuSPARSELt: beside the toolkit, or (cuSPARSELt) from the PyPI wheel
-# nvidia-cusparselt-cu13; found by header and library.
+# nvidia-cusparselt-cu13, which scripts/setup.sh unpacks into
+# .venv/cusparselt (BACKPLANE_CUSPARSELT_DIR points elsewhere); found by
+# header and library.
 macro(bp_cuda_side_library name header lib)
   if(BP_HAVE_CUDA AND NOT BP_MODE_${name} STREQUAL "OFF")
     find_path(${name}_INCLUDE_DIR ${header} HINTS ${CUDAToolkit_INCLUDE_DIRS} ${BP_${name}_HINTS}
@@ -189,5 +191,7 @@ macro(bp_cuda_side_library name header lib)
     bp_backend_result(${name} FALSE "needs CUDA")
   endif()
 endmacro()
+set(BACKPLANE_CUSPARSELT_DIR "" CACHE PATH "Folder holding include/cusparseLt.h and lib/libcusparseLt.so")
+set(BP_CUSPARSELT_HINTS ${BACKPLANE_CUSPARSELT_DIR} ${PROJECT_SOURCE_DIR}/.venv/cusparselt)
 bp_cuda_side_library(NCCL nccl.h nccl)
 bp_cuda_side_library(CUSPARSELT cusparseLt.h cusparseLt)

@@ -68,6 +68,41 @@ PYEOF
   rm -rf "$tmp"
 fi
 
+# cuSPARSELt (cusparselt:spmma, backends.cusparselt), only when the CUDA
+# toolkit is here: the headers and the library of the PyPI wheel
+# nvidia-cusparselt-cu13 (it is no Debian package), unpacked into
+# .venv/cusparselt/{include,lib}, where CMake looks (BACKPLANE_CUSPARSELT_DIR
+# points elsewhere). Skipped when present or when the wheel cannot be fetched
+# (cusparselt:spmma is then listed as not built).
+CUSPARSELT_VERSION=0.10.0
+csl_dir=.venv/cusparselt
+if { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; } &&
+   { [ ! -f "$csl_dir/include/cusparseLt.h" ] || [ "$(cat "$csl_dir/version" 2>/dev/null)" != "$CUSPARSELT_VERSION" ]; }; then
+  echo "setup: fetching cuSPARSELt $CUSPARSELT_VERSION (headers and library, about 170 MB)"
+  tmp=$(mktemp -d)
+  if .venv/bin/pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+       "nvidia-cusparselt-cu13==$CUSPARSELT_VERSION" -d "$tmp" >/dev/null 2>&1; then
+    rm -rf "$csl_dir" && mkdir -p "$csl_dir/include" "$csl_dir/lib"
+    .venv/bin/python - "$tmp" "$csl_dir" <<'PYEOF'
+import glob, os, shutil, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(glob.glob(src + "/*.whl")[0]) as z:
+    for name in z.namelist():
+        parts = name.split("/")
+        # nvidia/cu13/include/cusparseLt.h, nvidia/cu13/lib/libcusparseLt.so.0
+        if len(parts) == 4 and parts[0] == "nvidia" and parts[2] in ("include", "lib") and parts[3]:
+            with z.open(name) as f, open(os.path.join(dst, parts[2], parts[3]), "wb") as out:
+                shutil.copyfileobj(f, out)
+PYEOF
+    # the link-time name find_library looks for
+    [ -f "$csl_dir/lib/libcusparseLt.so.0" ] && ln -sf libcusparseLt.so.0 "$csl_dir/lib/libcusparseLt.so"
+    echo "$CUSPARSELT_VERSION" > "$csl_dir/version"
+  else
+    echo "setup: could not fetch nvidia-cusparselt-cu13 (cusparselt:spmma will be listed as not built)"
+  fi
+  rm -rf "$tmp"
+fi
+
 # The development package lives in python/; make the venv see it.
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo "$PWD/python" > "$site/backplane-dev.pth"

@@ -6,8 +6,10 @@ defaults. ``install()`` (run by ``import backplane``) turns each into a
 Python function with that signature in the module its Python name gives
 (``backplane.matmul``, ``backplane.nn.functional.scaled_dot_product_attention``),
 creating the module if the package has none. A call asks
-``backends.python_native`` for an override first, then runs the hooks other
-modules registered with ``before_call``, then the native op.
+``backends.python_native`` for an override first, then lets an argument
+whose type defines ``__backplane_entry__`` redirect the call (``redirect``),
+then runs the hooks other modules registered with ``before_call``, then the
+native op.
 """
 
 import importlib
@@ -18,7 +20,7 @@ import types
 from . import _C
 from .backends import python_native
 
-__all__ = ["install", "before_call", "entries"]
+__all__ = ["install", "before_call", "entries", "redirect"]
 
 _hooks = {}
 
@@ -31,6 +33,22 @@ def before_call(entry, hook):
 def entries():
     """The declared entry points: dicts with name, python, signature, args (name, type, default, ...)."""
     return _C.op_entries()
+
+
+def redirect(entry, args, kwargs):
+    """The call ``entry(*args, **kwargs)`` as the (entry, args, kwargs) it stands for.
+
+    An argument whose type defines ``__backplane_entry__(entry, args, kwargs)``
+    rewrites the call, as ``__torch_function__`` lets a type take over a torch
+    function: ``backplane.sparse.SparseSemiStructuredTensor`` sends
+    ``linear(x, w)`` to ``sparse_linear(x, w.packed, w.meta)``. Explain sees the
+    same rewrite. Calls without such an argument are returned unchanged.
+    """
+    for value in (*args, *kwargs.values()):
+        hook = getattr(type(value), "__backplane_entry__", None)
+        if hook is not None:
+            return hook(entry, args, kwargs)
+    return entry, args, kwargs
 
 
 def _signature(entry):
@@ -65,9 +83,10 @@ def _make(entry):
         override = python_native.lookup(name, *args, **kwargs)
         if override is not None:
             return override(*args, **kwargs)
-        for hook in _hooks.get(name, ()):
+        target, args, kwargs = redirect(name, args, kwargs)
+        for hook in _hooks.get(target, ()):
             hook(*args, **kwargs)
-        return _C.op_call(name, args, kwargs)
+        return _C.op_call(target, args, kwargs)
 
     op.__name__ = op.__qualname__ = func_name
     op.__module__ = module_name

@@ -18,6 +18,7 @@ void bind_dispatch(nb::module_& m);    // bind_dispatch.cpp: implementations, ex
 void bind_ops(nb::module_& m);         // bind_ops.cpp: every op entry point, generically
 void bind_attention(nb::module_& m);   // bind_attention.cpp: SDPA implementations supplied from Python
 void bind_opt_einsum(nb::module_& m);  // bind_opt_einsum.cpp: backends.opt_einsum's native contract_path
+void bind_sparse(nb::module_& m);      // bind_sparse.cpp: 2:4 weights: prune, compress, to_dense
 
 // A decision table as the dict the package wraps (bind_dispatch.cpp).
 nb::dict decision_dict(const dispatch::Decision& d);

@@ -15,4 +15,5 @@ NB_MODULE(_C, m) {
   bp::py::bind_ops(m);
   bp::py::bind_attention(m);
   bp::py::bind_opt_einsum(m);
+  bp::py::bind_sparse(m);
 }

@@ -12,6 +12,7 @@ void fill_sdpa_math();   // sdpa_math_cuda.cpp: math:cuda
 void fill_conv_native();  // conv_cuda.cpp: native:depthwise, ref:cuda
 void fill_conv_cudnn();   // conv_cudnn.cpp: cudnn:conv (or "not built" without the frontend)
 void fill_fft();         // fft_cuda.cpp: cufft:dft
+void fill_sparse();      // sparse_spmma.cpp: cusparselt:spmma ("not built" until it has a run)
 
 // All of the above.
 void register_implementations();

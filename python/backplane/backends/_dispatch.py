@@ -68,9 +68,14 @@ def explain(op, *args, **kwargs):
     """
     if not isinstance(op, str):
         raise TypeError(f"explain expects the op name as a str, but got {type(op).__name__}")
-    decision = _C.op_explain(op, args, kwargs)
     entry = next((e["name"] for e in _C.op_entries() if op in (e["name"], e["python"].rsplit(".", 1)[1])), op)
-    return Explanation(decision, python_native.lookup(entry, *args, **kwargs))
+    native = python_native.lookup(entry, *args, **kwargs)
+    # The call the op would make (a SparseSemiStructuredTensor weight turns linear into sparse_linear).
+    from .. import _ops  # imported here: _ops imports this package
+
+    target, args, kwargs = _ops.redirect(entry, args, kwargs)
+    decision = _C.op_explain(target if target != entry else op, args, kwargs)
+    return Explanation(decision, native)
 
 
 def implementations(op, *names):
