@@ -11,6 +11,7 @@ void register_implementations() {
   fill_conv_native();
   fill_conv_cudnn();
   fill_fft();
+  fill_linalg();
 }
 
 }  // namespace bp::cuda_impl
