@@ -242,33 +242,36 @@ int32_t eigh(Mat<T> a, int64_t n, bool upper, real_t<T>* w, bool vectors) {
 // ---------------------------------------------------------------- SVD
 
 // Replaces the columns of q (rows x cols) flagged in `missing` by unit
-// vectors orthogonal to every other column (Gram-Schmidt on e_0, e_1, ...).
+// vectors orthogonal to every other column: each time the basis vector e_i
+// that the columns so far cover least (its residual 1 - sum |q(i, o)|^2 is
+// largest), orthogonalised twice (Gram-Schmidt).
 template <class T>
 void complete_basis(Mat<T> q, int64_t rows, int64_t cols, std::vector<bool> missing) {
   using R = real_t<T>;
-  int64_t next = 0;
   for (int64_t c = 0; c < cols; ++c) {
     if (!missing[c]) continue;
-    for (; next < rows; ++next) {
-      std::vector<T> x(static_cast<std::size_t>(rows), T(0));
-      x[next] = T(1);
-      for (int pass = 0; pass < 2; ++pass)
-        for (int64_t o = 0; o < cols; ++o) {
-          if (missing[o]) continue;
-          T d = 0;
-          for (int64_t i = 0; i < rows; ++i) d += cj(q(i, o)) * x[i];
-          for (int64_t i = 0; i < rows; ++i) x[i] -= d * q(i, o);
-        }
-      R nrm = 0;
-      for (const T& v : x) nrm += abs2(v);
-      nrm = std::sqrt(nrm);
-      if (nrm > R(0.5)) {
-        for (int64_t i = 0; i < rows; ++i) q(i, c) = x[i] / T(nrm);
-        missing[c] = false;
-        ++next;
-        break;
-      }
+    int64_t best = 0;
+    R best_residual = -1;
+    for (int64_t i = 0; i < rows; ++i) {
+      R covered = 0;
+      for (int64_t o = 0; o < cols; ++o)
+        if (!missing[o]) covered += abs2(q(i, o));
+      if (1 - covered > best_residual) best_residual = 1 - covered, best = i;
     }
+    std::vector<T> x(static_cast<std::size_t>(rows), T(0));
+    x[best] = T(1);
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t o = 0; o < cols; ++o) {
+        if (missing[o]) continue;
+        T d = 0;
+        for (int64_t i = 0; i < rows; ++i) d += cj(q(i, o)) * x[i];
+        for (int64_t i = 0; i < rows; ++i) x[i] -= d * q(i, o);
+      }
+    R nrm = 0;
+    for (const T& v : x) nrm += abs2(v);
+    nrm = std::sqrt(nrm);
+    for (int64_t i = 0; i < rows; ++i) q(i, c) = x[i] / T(nrm);
+    missing[c] = false;
   }
 }
 
