@@ -2,6 +2,7 @@
 // routine names, loading the inputs into the column-major outputs, the
 // triangle a Cholesky factor leaves, the batch loop (Note [Linalg routines]).
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 
@@ -25,11 +26,64 @@ const char* routine_name(Routine r) {
   return "?";
 }
 
+namespace {
+
+template <std::size_t Bytes>
+struct Item {
+  unsigned char b[Bytes];
+};
+
+// dst (physical [batch..., cols, rows], contiguous) = src (logical [batch...,
+// rows, cols], any strides, the same dtype), in 32 x 32 tiles so that both
+// sides stay in cache: Tensor::copy_from's element-wise walk of a
+// transposing copy costs several times a factorization's O(n^2) share.
+template <std::size_t Bytes>
+void gather_columns(const Tensor& src, const Tensor& dst) {
+  using E = Item<Bytes>;
+  const int64_t nd = src.ndim(), rows = src.size(-2), cols = src.size(-1);
+  const int64_t rs = src.stride(-2), cs = src.stride(-1);
+  int64_t batch = 1;
+  for (int64_t d = 0; d < nd - 2; ++d) batch *= src.size(d);
+  const E* base = static_cast<const E*>(src.data());
+  E* out = static_cast<E*>(dst.data());
+  constexpr int64_t kTile = 32;
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t offset = 0, rest = b;  // the batch element's offset in src (its strides, broadcast ones included)
+    for (int64_t d = nd - 3; d >= 0; --d) {
+      offset += (rest % src.size(d)) * src.stride(d);
+      rest /= src.size(d);
+    }
+    const E* s = base + offset;
+    E* o = out + b * rows * cols;
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile)
+      for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+        const int64_t j1 = std::min(cols, j0 + kTile), i1 = std::min(rows, i0 + kTile);
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t i = i0; i < i1; ++i) o[i + j * rows] = s[i * rs + j * cs];
+      }
+  }
+}
+
+// A logical input into a column-major output (Note [Linalg routines]).
+void load_matrix(const Tensor& src, const Tensor& dst) {
+  if (src.device().is_cpu() && src.dtype() == dst.dtype() && dst.is_contiguous()) {
+    switch (src.itemsize()) {
+      case 4: return gather_columns<4>(src, dst);
+      case 8: return gather_columns<8>(src, dst);
+      case 16: return gather_columns<16>(src, dst);
+      default: break;
+    }
+  }
+  dst.T().copy_from(src);
+}
+
+}  // namespace
+
 void load_inputs(const Params& p) {
-  if (p.a_in.defined()) p.a.T().copy_from(p.a_in);
+  if (p.a_in.defined()) load_matrix(p.a_in, p.a);
   if (p.piv_in.defined()) Tensor(p.piv).copy_from(p.piv_in);
   if (p.b_in.defined()) {
-    p.b.T().copy_from(p.b_in);
+    load_matrix(p.b_in, p.b);
   } else if (p.routine == Routine::inv) {
     // B = I for every batch element.
     visit_dtype(p.dtype, [&](auto tag) {

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backplane/dispatch_checks.h"
 #include "kernels/cpu/gemm.h"
@@ -45,42 +46,83 @@ struct View {
   View t() const { return {p, cs, rs}; }
 };
 
+// C (m x n) = alpha A (m x k) B (k x n) + beta C.
+template <class T>
+void gemm(GemmIsa isa, View<T> a, View<T> b, View<T> c, int64_t m, int64_t n, int64_t k, T alpha, T beta) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  if constexpr (std::is_same_v<T, float>)
+    kernels::cpu::gemm_f32(isa, {a.p, m, k, a.rs, a.cs}, {b.p, k, n, b.rs, b.cs}, {c.p, m, n, c.rs, c.cs}, alpha,
+                           beta);
+  else
+    kernels::cpu::gemm_f64(isa == GemmIsa::avx512_bf16 ? GemmIsa::avx512 : isa, {a.p, m, k, a.rs, a.cs},
+                           {b.p, k, n, b.rs, b.cs}, {c.p, m, n, c.rs, c.cs}, alpha, beta);
+}
+
 // C (m x n) -= A (m x k) B (k x n).
 template <class T>
 void gemm_sub(GemmIsa isa, View<T> a, View<T> b, View<T> c, int64_t m, int64_t n, int64_t k) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  if constexpr (std::is_same_v<T, float>)
-    kernels::cpu::gemm_f32(isa, {a.p, m, k, a.rs, a.cs}, {b.p, k, n, b.rs, b.cs}, {c.p, m, n, c.rs, c.cs}, -1.0f,
-                           1.0f);
-  else
-    kernels::cpu::gemm_f64(isa == GemmIsa::avx512_bf16 ? GemmIsa::avx512 : isa, {a.p, m, k, a.rs, a.cs},
-                           {b.p, k, n, b.rs, b.cs}, {c.p, m, n, c.rs, c.cs}, -1.0, 1.0);
+  gemm(isa, a, b, c, m, n, k, T(-1), T(1));
 }
 
 // ---------------------------------------------------------------- triangular solves
 
-// op(T) X = B in place for a triangular n x n T: lower or upper, unit
-// diagonal or not; B is n x cols.
+// The leaf of trsm, for B stored by columns (b.rs == 1, as every caller's
+// B is). T stored by columns (t.rs == 1) is solved column by column (axpy
+// form); T stored by rows (a transposed view, t.cs == 1) row by row (dot
+// form), so the inner loops are unit-stride either way and vectorise.
 template <class T>
-void trsm(GemmIsa isa, View<T> t, bool lower, bool unit, View<T> b, int64_t n, int64_t cols) {
-  if (n <= kLeaf) {
-    for (int64_t c = 0; c < cols; ++c) {
-      if (lower) {
-        for (int64_t j = 0; j < n; ++j) {
-          T x = b(j, c);
-          if (!unit) b(j, c) = x = x / t(j, j);
-          for (int64_t i = j + 1; i < n; ++i) b(i, c) -= t(i, j) * x;
-        }
-      } else {
-        for (int64_t j = n - 1; j >= 0; --j) {
-          T x = b(j, c);
-          if (!unit) b(j, c) = x = x / t(j, j);
-          for (int64_t i = 0; i < j; ++i) b(i, c) -= t(i, j) * x;
-        }
+void trsm_leaf(View<T> t, bool lower, bool unit, View<T> b, int64_t n, int64_t cols) {
+  for (int64_t c = 0; c < cols; ++c) {
+    T* __restrict x = b.p + c * b.cs;
+    if (t.rs == 1) {
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t j = lower ? s : n - 1 - s;
+        const T* __restrict col = t.p + j * t.cs;
+        if (!unit) x[j] /= col[j];
+        const T v = x[j];
+        if (lower)
+          for (int64_t i = j + 1; i < n; ++i) x[i] -= col[i] * v;
+        else
+          for (int64_t i = 0; i < j; ++i) x[i] -= col[i] * v;
+      }
+    } else {  // row i of T is unit-stride
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t i = lower ? s : n - 1 - s;
+        const T* __restrict row = t.p + i * t.rs;
+        T sum = 0;
+        if (lower)
+          for (int64_t j = 0; j < i; ++j) sum += row[j * t.cs] * x[j];
+        else
+          for (int64_t j = i + 1; j < n; ++j) sum += row[j * t.cs] * x[j];
+        x[i] -= sum;
+        if (!unit) x[i] /= row[i * t.cs];
       }
     }
-    return;
   }
+}
+
+// The leaf for many right-hand sides: the n x n triangle inverted by the
+// loop leaf (on the identity), then one GEMM applies it to B, so the
+// O(n^2 cols) work runs on the GEMM kernel instead of short loops.
+template <class T>
+void trsm_leaf_by_inverse(GemmIsa isa, View<T> t, bool lower, bool unit, View<T> b, int64_t n, int64_t cols) {
+  thread_local std::vector<T> inverse, product;
+  inverse.assign(static_cast<std::size_t>(n * n), T(0));
+  for (int64_t i = 0; i < n; ++i) inverse[i + i * n] = T(1);
+  trsm_leaf(t, lower, unit, View<T>{inverse.data(), 1, n}, n, n);
+  product.resize(static_cast<std::size_t>(n * cols));
+  const View<T> out{product.data(), 1, n};
+  gemm(isa, View<T>{inverse.data(), 1, n}, b, out, n, cols, n, T(1), T(0));
+  for (int64_t c = 0; c < cols; ++c) std::copy(product.data() + c * n, product.data() + (c + 1) * n, b.p + c * b.cs);
+}
+
+// op(T) X = B in place for a triangular n x n T: lower or upper, unit
+// diagonal or not; B is n x cols, stored by columns.
+template <class T>
+void trsm(GemmIsa isa, View<T> t, bool lower, bool unit, View<T> b, int64_t n, int64_t cols) {
+  if (n <= kLeaf)
+    return cols >= 4 * kLeaf ? trsm_leaf_by_inverse(isa, t, lower, unit, b, n, cols)
+                             : trsm_leaf(t, lower, unit, b, n, cols);
   const int64_t h = n / 2;
   if (lower) {
     trsm(isa, t, lower, unit, b, h, cols);
@@ -93,19 +135,39 @@ void trsm(GemmIsa isa, View<T> t, bool lower, bool unit, View<T> b, int64_t n, i
   }
 }
 
+// X L^T = B in place for a lower n x n L stored by columns, B rows x n
+// stored by columns (Cholesky's panel: L21 = A21 L11^-T).
+template <class T>
+void trsm_right_lower_t(GemmIsa isa, View<T> l, View<T> b, int64_t rows, int64_t n) {
+  if (n <= kLeaf) {
+    for (int64_t j = 0; j < n; ++j) {
+      T* __restrict xj = b.p + j * b.cs;
+      for (int64_t k = 0; k < j; ++k) {
+        const T f = l(j, k);
+        const T* __restrict xk = b.p + k * b.cs;
+        for (int64_t i = 0; i < rows; ++i) xj[i] -= xk[i] * f;
+      }
+      const T d = T(1) / l(j, j);
+      for (int64_t i = 0; i < rows; ++i) xj[i] *= d;
+    }
+    return;
+  }
+  const int64_t h = n / 2;
+  trsm_right_lower_t(isa, l, b, rows, h);
+  gemm_sub(isa, b, l.block(h, 0).t(), b.block(0, h), rows, n - h, h);
+  trsm_right_lower_t(isa, l.block(h, h), b.block(0, h), rows, n - h);
+}
+
 // ---------------------------------------------------------------- Cholesky
 
 // C (n x n, lower triangle) -= A A^T, A n x k: GEMMs on the off-diagonal
 // halves, the diagonal blocks by recursion.
 template <class T>
 void syrk_lower(GemmIsa isa, View<T> a, View<T> c, int64_t n, int64_t k) {
-  if (n <= kLeaf) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t l = 0; l < k; ++l) {
-        const T x = a(j, l);
-        for (int64_t i = j; i < n; ++i) c(i, j) -= a(i, l) * x;
-      }
-    return;
+  if (n <= 4 * kLeaf) {
+    // The whole square: its strict upper triangle is scratch that no step
+    // reads (zero_other_triangle clears it), and one GEMM beats short loops.
+    return gemm_sub(isa, a, a.t(), c, n, n, k);
   }
   const int64_t h = n / 2;
   syrk_lower(isa, a, c, h, k);
@@ -134,8 +196,11 @@ int32_t potrf(GemmIsa isa, View<T> a, int64_t n) {
   }
   const int64_t h = n / 2;
   if (const int32_t info = potrf(isa, a, h)) return info;
-  // L21 = A21 L11^-T, i.e. L11 L21^T = A21^T: a lower solve on transposed views.
-  trsm(isa, a, true, false, a.block(h, 0).t(), h, n - h);
+  // L21 = A21 L11^-T.
+  if (a.rs == 1)
+    trsm_right_lower_t(isa, a, a.block(h, 0), n - h, h);
+  else  // an upper factor's transposed view: L11 L21^T = A21^T, whose columns are unit-stride there
+    trsm(isa, a, true, false, a.block(h, 0).t(), h, n - h);
   syrk_lower(isa, a.block(h, 0), a.block(h, h), n - h, h);
   const int32_t info = potrf(isa, a.block(h, h), n - h);
   return info ? static_cast<int32_t>(info + h) : 0;
@@ -159,25 +224,28 @@ void swap_rows(View<T> b, int64_t cols, const int32_t* piv, int64_t from, int64_
 template <class T>
 int32_t getrf(GemmIsa isa, View<T> a, int64_t m, int64_t n, int32_t* piv) {
   const int64_t mn = std::min(m, n);
-  if (n <= kLeaf || m <= 1) {
+  if (n <= kLeaf || m <= 1) {  // a is stored by columns here (rs == 1): unit-stride inner loops
     int32_t info = 0;
+    auto col = [&](int64_t j) { return a.p + j * a.cs; };
     for (int64_t j = 0; j < mn; ++j) {
+      T* __restrict cj = col(j);
       int64_t p = j;
-      T best = std::abs(a(j, j));
+      T best = std::abs(cj[j]);
       for (int64_t i = j + 1; i < m; ++i)
-        if (std::abs(a(i, j)) > best) best = std::abs(a(i, j)), p = i;
+        if (std::abs(cj[i]) > best) best = std::abs(cj[i]), p = i;
       piv[j] = static_cast<int32_t>(p + 1);
-      if (a(p, j) != T(0)) {
+      if (cj[p] != T(0)) {
         if (p != j)
-          for (int64_t c = 0; c < n; ++c) std::swap(a(j, c), a(p, c));
-        const T inv = T(1) / a(j, j);
-        for (int64_t i = j + 1; i < m; ++i) a(i, j) *= inv;
+          for (int64_t c = 0; c < n; ++c) std::swap(col(c)[j], col(c)[p]);
+        const T inv = T(1) / cj[j];
+        for (int64_t i = j + 1; i < m; ++i) cj[i] *= inv;
       } else if (info == 0) {
         info = static_cast<int32_t>(j + 1);
       }
       for (int64_t c = j + 1; c < n; ++c) {
-        const T x = a(j, c);
-        for (int64_t i = j + 1; i < m; ++i) a(i, c) -= a(i, j) * x;
+        T* __restrict cc = col(c);
+        const T x = cc[j];
+        for (int64_t i = j + 1; i < m; ++i) cc[i] -= cj[i] * x;
       }
     }
     return info;
@@ -205,6 +273,33 @@ void getrs(GemmIsa isa, View<T> lu, const int32_t* piv, View<T> b, int64_t n, in
     trsm(isa, lu.t(), true, false, b, n, k);
     trsm(isa, lu.t(), false, true, b, n, k);
     swap_rows(b, k, piv, 0, n, true);
+  }
+}
+
+// X = L^-1 for the unit lower triangle of l, with X holding the identity on
+// entry: the inverse's zero upper triangle is never touched, so this costs
+// n^3 / 3 instead of a full solve's n^3 (X11 = L11^-1, X21 = -L22^-1 L21 X11,
+// X22 = L22^-1).
+template <class T>
+void inverse_unit_lower(GemmIsa isa, View<T> l, View<T> x, int64_t n) {
+  if (n <= kLeaf) return trsm_leaf(l, true, true, x, n, n);
+  const int64_t h = n / 2;
+  inverse_unit_lower(isa, l, x, h);
+  gemm(isa, l.block(h, 0), x, x.block(h, 0), n - h, h, h, T(-1), T(0));
+  trsm(isa, l.block(h, h), true, true, x.block(h, 0), n - h, h);
+  inverse_unit_lower(isa, l.block(h, h), x.block(h, h), n - h);
+}
+
+// A^-1 = U^-1 L^-1 P^T from getrf's output, into x (the identity on entry),
+// as LAPACK's getri: 2 n^3 in all with the factorization, where solving
+// A X = I costs 8/3 n^3.
+template <class T>
+void inverse_from_lu(GemmIsa isa, View<T> lu, const int32_t* piv, View<T> x, int64_t n) {
+  inverse_unit_lower(isa, lu, x, n);
+  trsm(isa, lu, false, false, x, n, n);
+  for (int64_t j = n - 1; j >= 0; --j) {  // X P^T: the row swaps, as column swaps in reverse
+    const int64_t q = piv[j] - 1;
+    if (q != j) std::swap_ranges(x.p + j * x.cs, x.p + j * x.cs + n, x.p + q * x.cs);
   }
 }
 
@@ -242,11 +337,16 @@ void run_typed(const Params& p) {
         break;
       }
       case Routine::getrs: getrs(isa, a, piv, b, p.n, p.k, p.adjoint); break;
-      case Routine::gesv:
-      case Routine::inv: {
+      case Routine::gesv: {
         const int32_t r = getrf(isa, a, p.n, p.n, piv);
         if (info) info[i] = r;
         getrs(isa, a, piv, b, p.n, p.k, false);
+        break;
+      }
+      case Routine::inv: {
+        const int32_t r = getrf(isa, a, p.n, p.n, piv);
+        if (info) info[i] = r;
+        inverse_from_lu(isa, a, piv, b, p.n);
         break;
       }
       default: throw_bad_value("builtin:blocked", routine_name(p.routine), "potrf, potrs, getrf, getrs, gesv or inv");
