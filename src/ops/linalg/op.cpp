@@ -149,6 +149,8 @@ Form form() {
   f.line_dims = 3;
   f.entry_of = [](const std::vector<int64_t>& d) { return std::string(fn_of(d).entry); };
   f.make = [](const std::vector<int64_t>& d, DType dtype, Device device, bool random) {
+    // linalg has no 16-bit dtypes (PyTorch refuses them): a 16-bit request measures float32.
+    if (dtype == DType::f16 || dtype == DType::bf16) dtype = DType::f32;
     const Fn& fn = fn_of(d);
     std::vector<std::pair<std::string, ArgValue>> args{{"A", problem_matrix(fn, d[1], d[2], dtype, device, random)}};
     if (fn.rhs) {
