@@ -72,8 +72,8 @@ std::vector<std::string> notes(const dispatch::Problem& p) {
   }
   if (p.device.is_cuda())
     out.push_back("cuda.preferred_linalg_library: 'default' takes cuBLAS's batched LU for batches of square "
-                  "matrices smaller than 512 and cuSOLVER otherwise; MAGMA is not built here (Note [Linalg "
-                  "library preference])");
+                  "matrices smaller than 512 and cuSOLVER otherwise; 'cusolver' puts cuSOLVER first; MAGMA is "
+                  "not built here");
   return out;
 }
 
