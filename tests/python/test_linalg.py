@@ -500,3 +500,15 @@ def test_many_small_matrices():
     for impl in LU:
         with forced(impl):
             close(LA.inv(T(b)), np.linalg.inv(b), 1e-12)
+
+
+def test_empty_matrices():
+    Q, R = (x.numpy() for x in LA.qr(T(np.zeros((3, 0))), mode="complete"))
+    assert np.array_equal(Q, np.eye(3)) and R.shape == (3, 0)
+    U, S, Vh = (x.numpy() for x in LA.svd(T(np.zeros((2, 0)))))
+    assert np.array_equal(U, np.eye(2)) and S.shape == (0,) and Vh.shape == (0, 0)
+    assert LA.inv(T(np.zeros((0, 0)))).numpy().shape == (0, 0)
+    assert LA.cholesky(T(np.zeros((2, 0, 0)))).numpy().shape == (2, 0, 0)
+    assert LA.eigvalsh(T(np.zeros((0, 0)))).numpy().shape == (0,)
+    assert LA.solve(T(np.zeros((0, 3, 3))), T(np.zeros((0, 3, 1)))).numpy().shape == (0, 3, 1)
+    assert LA.det(T(np.zeros((4, 0, 0)))).numpy().tolist() == [1, 1, 1, 1]

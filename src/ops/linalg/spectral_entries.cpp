@@ -14,6 +14,26 @@
 namespace bp::ops::linalg {
 namespace {
 
+// A column-major output of t's shape holding identity matrices: what the
+// factors of a matrix with a zero dim are where they are square (a complete
+// Q, full U and Vh), since no routine runs for it.
+Tensor identity_like(const Tensor& t) {
+  Tensor host = Tensor::zeros(t.shape(), t.dtype());
+  const int64_t rows = t.size(-1), cols = t.size(-2);
+  const int64_t count = rows * cols == 0 ? 0 : t.numel() / (rows * cols);
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using E = decltype(tag);
+    if constexpr (std::is_same_v<E, float> || std::is_same_v<E, double> || std::is_same_v<E, std::complex<float>> ||
+                  std::is_same_v<E, std::complex<double>>) {
+      for (int64_t b = 0; b < count; ++b)
+        for (int64_t i = 0; i < std::min(rows, cols); ++i) host.data_ptr<E>()[b * rows * cols + i + i * rows] = E(1);
+    }
+  });
+  return host.to(t.device());
+}
+
+bool has_zero_dim(const Params& q) { return q.m == 0 || q.n == 0; }
+
 Call qr(const Tensor& a, const std::string& mode) {
   const std::string api = "linalg.qr";
   check_matrix(api, a);
@@ -26,6 +46,10 @@ Call qr(const Tensor& a, const std::string& mode) {
   p->r = column_major(p->batch_shape, p->r_rows, p->n, p->dtype, p->device);
   if (p->want_q) p->q = column_major(p->batch_shape, p->m, p->q_cols, p->dtype, p->device);
   return routine_call(p, [](const Params& q) -> ArgValue {
+    if (has_zero_dim(q)) {  // nothing ran: R is empty or zero, a complete Q the identity
+      const Tensor Q = q.want_q ? identity_like(q.q).T() : Tensor::empty({0}, q.dtype, q.device);
+      return std::vector<Tensor>{Q, Tensor::zeros(q.r.shape(), q.dtype).to(q.device).T()};
+    }
     const Tensor Q = q.want_q ? q.q.T() : Tensor::empty({0}, q.dtype, q.device);
     return std::vector<Tensor>{Q, q.r.T()};
   });
@@ -82,6 +106,7 @@ Call svd(const Tensor& a, bool full, bool vectors, const std::string& driver) {
   return routine_call(p, [is_matrix](const Params& q) -> ArgValue {
     check_errors(q.info, q.api, is_matrix);
     if (!q.want_vectors) return q.w;
+    if (has_zero_dim(q)) return std::vector<Tensor>{identity_like(q.u).T(), q.w, identity_like(q.vh).T()};
     return std::vector<Tensor>{q.u.T(), q.w, q.vh.T()};
   });
 }
