@@ -512,3 +512,17 @@ def test_empty_matrices():
     assert LA.eigvalsh(T(np.zeros((0, 0)))).numpy().shape == (0,)
     assert LA.solve(T(np.zeros((0, 3, 3))), T(np.zeros((0, 3, 1)))).numpy().shape == (0, 3, 1)
     assert LA.det(T(np.zeros((4, 0, 0)))).numpy().tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("impl", LU)
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 9, 40])
+def test_pivoting_heavy(impl, n):
+    """Gaussian matrices with no diagonal shift: pivots land everywhere (3-cycles and longer)."""
+    a = np.random.default_rng(n).standard_normal((300, n, n))
+    b = np.random.default_rng(n + 1).standard_normal((300, n, 2))
+    with forced(impl):
+        close(LA.inv(T(a)) .numpy() @ a, np.broadcast_to(np.eye(n), a.shape), 1e-8)
+        close(LA.solve(T(a), T(b)), np.linalg.solve(a, b), 1e-8)
+        close(LA.det(T(a)), np.linalg.det(a), 1e-8)
+        P, L, U = (x.numpy() for x in LA.lu(T(a)))
+        close(P @ L @ U, a, 1e-12)

@@ -28,6 +28,7 @@
 #include "backplane/dispatch_checks.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/linalg/params.h"
+#include "ops/linalg/small.h"
 #include "ops/sdpa/gemm_isa.h"
 
 namespace bp::ops::linalg {
@@ -357,6 +358,10 @@ void run_typed(const Params& p) {
 
 void run(const Params& p) {
   load_inputs(p);
+  if (run_small(p)) {  // batches of tiny matrices: unrolled per size (small.h)
+    if (p.routine == Routine::potrf) zero_other_triangle(p);
+    return;
+  }
   if (p.dtype == DType::f32)
     run_typed<float>(p);
   else
