@@ -219,16 +219,21 @@ std::vector<Tensor> det_parts(const Params& q, bool want_det) {
   const Tensor lu = q.a.to(Device::cpu()), piv = q.piv.to(Device::cpu());
   Tensor first = Tensor::empty(q.batch_shape, q.dtype);
   Tensor logabs = Tensor::empty(q.batch_shape, real_dtype(q.dtype));
+  const T* lu_base = lu.data_ptr<T>();
+  const int32_t* piv_base = piv.data_ptr<int32_t>();
+  T* first_base = first.data_ptr<T>();
+  R* logabs_base = logabs.data_ptr<R>();
   for (int64_t b = 0; b < q.batch; ++b) {
-    const T* x = matrix<T>(lu, b);
-    const int32_t* pv = piv.data_ptr<int32_t>() + b * q.n;
+    const T* x = lu_base + b * q.n * q.n;
+    const int32_t* pv = piv_base + b * q.n;
     T sign(1), det(1);
     R log_sum = 0;
     for (int64_t i = 0; i < q.n; ++i) {
       const T d = x[i + i * q.n];
       if (pv[i] != i + 1) sign = -sign, det = -det;
-      const R mag = std::abs(d);
       det *= d;
+      if (want_det) continue;  // det needs no logarithms (they cost more than the factorization of a 4 x 4)
+      const R mag = std::abs(d);
       if (mag == R(0)) {
         sign = T(0);
         log_sum = -std::numeric_limits<R>::infinity();
@@ -237,8 +242,8 @@ std::vector<Tensor> det_parts(const Params& q, bool want_det) {
         log_sum += std::log(mag);
       }
     }
-    first.data_ptr<T>()[b] = want_det ? det : sign;
-    logabs.data_ptr<R>()[b] = log_sum;
+    first_base[b] = want_det ? det : sign;
+    logabs_base[b] = log_sum;
   }
   return {first.to(q.device), logabs.to(q.device)};
 }

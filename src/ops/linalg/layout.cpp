@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 #include <mutex>
+#include <vector>
 
 #include "core/threads.h"
 #include "ops/linalg/params.h"
@@ -42,16 +43,20 @@ void gather_columns(const Tensor& src, const Tensor& dst) {
   using E = Item<Bytes>;
   const int64_t nd = src.ndim(), rows = src.size(-2), cols = src.size(-1);
   const int64_t rs = src.stride(-2), cs = src.stride(-1);
+  // The batch dims (sizes and strides, broadcast ones included), read once:
+  // Tensor::size per element would cost more than a 4 x 4 matrix's copy.
+  std::vector<int64_t> sizes(src.shape().begin(), src.shape().end() - 2);
+  std::vector<int64_t> strides(src.strides().begin(), src.strides().end() - 2);
   int64_t batch = 1;
-  for (int64_t d = 0; d < nd - 2; ++d) batch *= src.size(d);
+  for (int64_t s : sizes) batch *= s;
   const E* base = static_cast<const E*>(src.data());
   E* out = static_cast<E*>(dst.data());
   constexpr int64_t kTile = 32;
   for (int64_t b = 0; b < batch; ++b) {
-    int64_t offset = 0, rest = b;  // the batch element's offset in src (its strides, broadcast ones included)
+    int64_t offset = 0, rest = b;
     for (int64_t d = nd - 3; d >= 0; --d) {
-      offset += (rest % src.size(d)) * src.stride(d);
-      rest /= src.size(d);
+      offset += (rest % sizes[d]) * strides[d];
+      rest /= sizes[d];
     }
     const E* s = base + offset;
     E* o = out + b * rows * cols;
@@ -107,8 +112,9 @@ void zero_other_triangle(const Params& p) {
     if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, std::complex<float>> ||
                   std::is_same_v<T, std::complex<double>>) {
       const int64_t n = p.n;
+      T* base = static_cast<T*>(p.a.data());
       for (int64_t i = 0; i < p.batch; ++i) {
-        T* x = matrix<T>(p.a, i);
+        T* x = base + i * n * n;
         for (int64_t c = 0; c < n; ++c) {
           // Column c: rows above the diagonal belong to U, below to L.
           if (p.upper)

@@ -1,7 +1,12 @@
 // builtin:blocked's tiny-matrix path (small.h).
 
+// sqrt as the instruction: the path checks d > 0 first, so errno is never
+// set, and a library call per pivot would cost as much as the rest.
+#pragma GCC optimize("no-math-errno")
+
 #include "ops/linalg/small.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -35,8 +40,12 @@ int32_t getrf_n(T* __restrict a, int32_t* __restrict piv) {
   for (int j = 0; j < N; ++j) {
     int p = j;
     T best = std::abs(a[j + j * N]);
-    for (int i = j + 1; i < N; ++i)
-      if (std::abs(a[i + j * N]) > best) best = std::abs(a[i + j * N]), p = i;
+    for (int i = j + 1; i < N; ++i) {  // branch-free: the pivot row is data, not control flow
+      const T v = std::abs(a[i + j * N]);
+      const bool larger = v > best;
+      best = larger ? v : best;
+      p = larger ? i : p;
+    }
     piv[j] = p + 1;
     if (a[p + j * N] != T(0)) {
       if (p != j)
@@ -72,10 +81,33 @@ void solve_column(const T* __restrict lu, const int32_t* __restrict piv, T* __re
   for (int i = 0; i < N; ++i) out[i] = x[i];
 }
 
-// B (N x k, column-major) = A^-1 B from getrf's output.
+// B (N x k, column-major) = A^-1 B from getrf's output, N columns at a
+// time in a row-major local block so the inner loops run across columns.
 template <class T, int N>
 void getrs_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restrict b, int64_t k) {
-  for (int64_t c = 0; c < k; ++c) solve_column<T, N>(lu, piv, b + c * N);
+  T rd[N];
+  for (int j = 0; j < N; ++j) rd[j] = T(1) / lu[j + j * N];
+  for (int64_t c0 = 0; c0 < k; c0 += N) {
+    const int w = static_cast<int>(std::min<int64_t>(N, k - c0));
+    T x[N][N];
+    for (int c = 0; c < N; ++c)
+      for (int i = 0; i < N; ++i) x[i][c] = c < w ? b[i + (c0 + c) * N] : T(0);
+    for (int i = 0; i < N; ++i) {
+      const int q = piv[i] - 1;
+      if (q != i)
+        for (int c = 0; c < N; ++c) std::swap(x[i][c], x[q][c]);
+    }
+    for (int j = 0; j < N; ++j)
+      for (int i = j + 1; i < N; ++i)
+        for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+    for (int j = N - 1; j >= 0; --j) {
+      for (int c = 0; c < N; ++c) x[j][c] *= rd[j];
+      for (int i = 0; i < j; ++i)
+        for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+    }
+    for (int c = 0; c < w; ++c)
+      for (int i = 0; i < N; ++i) b[i + (c0 + c) * N] = x[i][c];
+  }
 }
 
 // out (N x N, column-major) = A^-1 from getrf's output as LAPACK's getri
@@ -145,6 +177,14 @@ bool run_typed(const Params& p) {
     case 6: run_n<T, 6>(p); return true;
     case 7: run_n<T, 7>(p); return true;
     case 8: run_n<T, 8>(p); return true;
+    case 9: run_n<T, 9>(p); return true;
+    case 10: run_n<T, 10>(p); return true;
+    case 11: run_n<T, 11>(p); return true;
+    case 12: run_n<T, 12>(p); return true;
+    case 13: run_n<T, 13>(p); return true;
+    case 14: run_n<T, 14>(p); return true;
+    case 15: run_n<T, 15>(p); return true;
+    case 16: run_n<T, 16>(p); return true;
     default: return false;
   }
 }

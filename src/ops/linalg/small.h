@@ -9,7 +9,7 @@
 
 namespace bp::ops::linalg {
 
-inline constexpr int64_t kSmallN = 8;
+inline constexpr int64_t kSmallN = 16;
 
 // Runs p on the small path when it applies (square, n <= kSmallN, a lower
 // Cholesky or an LU-based routine, float32 / float64) after load_inputs;
