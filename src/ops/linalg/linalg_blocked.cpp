@@ -210,13 +210,20 @@ int32_t potrf(GemmIsa isa, View<T> a, int64_t n) {
 // ---------------------------------------------------------------- LU
 
 // Swaps rows r and piv[r] - 1 (r in [from, to)) of the cols columns of b.
+// Columns are taken 32 at a time (LAPACK's laswp blocking): every swap of a
+// chunk then hits the same few cache lines, where a whole row at a time
+// would touch one line per column for each swap.
 template <class T>
 void swap_rows(View<T> b, int64_t cols, const int32_t* piv, int64_t from, int64_t to, bool reverse = false) {
-  for (int64_t s = 0; s < to - from; ++s) {
-    const int64_t r = reverse ? to - 1 - s : from + s;
-    const int64_t q = piv[r] - 1;
-    if (q == r) continue;
-    for (int64_t c = 0; c < cols; ++c) std::swap(b(r, c), b(q, c));
+  constexpr int64_t kChunk = 32;
+  for (int64_t c0 = 0; c0 < cols; c0 += kChunk) {
+    const int64_t c1 = std::min(cols, c0 + kChunk);
+    for (int64_t s = 0; s < to - from; ++s) {
+      const int64_t r = reverse ? to - 1 - s : from + s;
+      const int64_t q = piv[r] - 1;
+      if (q == r) continue;
+      for (int64_t c = c0; c < c1; ++c) std::swap(b(r, c), b(q, c));
+    }
   }
 }
 
