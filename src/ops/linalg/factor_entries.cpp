@@ -8,6 +8,7 @@
 
 #include "ops/linalg/entries.h"
 #include "ops/linalg/front.h"
+#include "ops/linalg/small.h"
 
 namespace bp::ops::linalg {
 namespace {
@@ -21,12 +22,16 @@ Shape broadcast_batch(const std::string& api, std::vector<std::pair<std::string,
 Call cholesky(const Tensor& a, bool upper, const std::string& api, bool ex, bool check) {
   check_square(api, a);
   auto p = new_params(Routine::potrf, api, a, batch_of(a));
-  p->upper = upper;
+  // A dense CPU input is factored where its memory puts it (Note [Cholesky
+  // without a transpose]); tiny ones keep the lower factor the small path serves.
+  p->a_row_major = a.is_contiguous() && a.device().is_cpu() && a.size(-1) > kSmallN;
+  p->upper = p->a_row_major ? !upper : upper;
   const bool is_matrix = a.ndim() == 2;
   return routine_call(p, [ex, check, is_matrix](const Params& q) -> ArgValue {
     if (!ex || check) check_errors(q.info, q.api, is_matrix);
-    if (!ex) return q.a.T();
-    return std::vector<Tensor>{q.a.T(), q.info};
+    const Tensor factor = q.a_row_major ? q.a : q.a.T();
+    if (!ex) return factor;
+    return std::vector<Tensor>{factor, q.info};
   });
 }
 

@@ -3,6 +3,7 @@
 // triangle a Cholesky factor leaves, the batch loop (Note [Linalg routines]).
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <vector>
@@ -85,7 +86,10 @@ void load_matrix(const Tensor& src, const Tensor& dst) {
 }  // namespace
 
 void load_inputs(const Params& p) {
-  if (p.a_in.defined()) load_matrix(p.a_in, p.a);
+  if (p.a_row_major)  // Note [Cholesky without a transpose]: the memory as it is
+    std::memcpy(p.a.data(), p.a_in.data(), p.a.nbytes());
+  else if (p.a_in.defined())
+    load_matrix(p.a_in, p.a);
   if (p.piv_in.defined()) Tensor(p.piv).copy_from(p.piv_in);
   if (p.b_in.defined()) {
     load_matrix(p.b_in, p.b);
