@@ -526,3 +526,49 @@ def test_pivoting_heavy(impl, n):
         close(LA.det(T(a)), np.linalg.det(a), 1e-8)
         P, L, U = (x.numpy() for x in LA.lu(T(a)))
         close(P @ L @ U, a, 1e-12)
+
+
+LSTSQ = impls("lapack:gels", "ref:any")
+
+
+@pytest.mark.parametrize("impl", LSTSQ)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shape", [(30, 10), (10, 30), (12, 12)])
+def test_lstsq(impl, dtype, driver, shape):
+    m, n = shape
+    a = rand((2, 1) + shape, dtype)
+    b = rand((3, m, 2), dtype)  # batch dims broadcast to (2, 3)
+    want_x = np.linalg.pinv(a.astype(np.complex128)) @ b
+    with forced(impl):
+        x, res, rank, sv = (t.numpy() for t in LA.lstsq(T(a), T(b), driver=driver))
+    assert x.shape == (2, 3, n, 2)
+    close(x, want_x, tol(dtype) * 100)
+    if driver == "gels":
+        assert rank.shape == (0,)
+    else:
+        assert rank.shape == (2, 3) and np.all(rank == min(m, n))
+    if driver in ("gelsd", "gelss"):
+        close(sv, np.linalg.svd(np.broadcast_to(a, (2, 3) + shape).astype(np.complex128), compute_uv=False),
+              tol(dtype) * 10)
+    else:
+        assert sv.shape == (0,)
+    if m > n and driver != "gelsy":
+        r = np.abs(a.astype(np.complex128) @ want_x - b) ** 2
+        close(res, r.sum(axis=-2), tol(dtype) * 100)
+    else:
+        assert res.shape == (0,)
+
+
+@pytest.mark.parametrize("impl", LSTSQ)
+def test_lstsq_rank_deficient_and_errors(impl):
+    a = rand((20, 3)) @ rand((3, 6))  # rank 3
+    b = rand((20, 2))
+    with forced(impl):
+        x, res, rank, sv = (t.numpy() for t in LA.lstsq(T(a), T(b), driver="gelsd"))
+    assert int(rank) == 3 and res.shape == (0,)  # no residuals unless full rank
+    close(x, np.linalg.pinv(a) @ b, 1e-8)
+    with pytest.raises(RuntimeError, match="should match other.size"):
+        LA.lstsq(T(np.ones((3, 2))), T(np.ones((4, 1))))
+    with pytest.raises(ValueError, match="driver"):
+        LA.lstsq(T(np.ones((3, 2))), T(np.ones((3, 1))), driver="gesv")

@@ -24,6 +24,7 @@ const char* routine_name(Routine r) {
     case Routine::qr: return "qr";
     case Routine::eigh: return "eigh";
     case Routine::svd: return "svd";
+    case Routine::lstsq: return "lstsq";
   }
   return "?";
 }
@@ -91,7 +92,11 @@ void load_inputs(const Params& p) {
   else if (p.a_in.defined())
     load_matrix(p.a_in, p.a);
   if (p.piv_in.defined()) Tensor(p.piv).copy_from(p.piv_in);
-  if (p.b_in.defined()) {
+  if (p.b_in.defined() && p.routine == Routine::lstsq) {
+    // B's m rows into b's first m (b has max(m, n) rows, LAPACK's ldb).
+    Tensor(p.b).copy_from(Tensor::zeros(p.b.shape(), p.b.dtype()));
+    p.b.slice(-1, 0, p.m).T().copy_from(p.b_in);
+  } else if (p.b_in.defined()) {
     load_matrix(p.b_in, p.b);
   } else if (p.routine == Routine::inv) {
     // B = I for every batch element.

@@ -1,4 +1,5 @@
-// lapack:potrf, lapack:getrf, lapack:geqrf, lapack:syevd, lapack:gesdd: the
+// lapack:potrf, lapack:getrf, lapack:geqrf, lapack:syevd, lapack:gesdd,
+// lapack:gels (gels / gelsy / gelsd / gelss, the lstsq driver): the
 // LAPACK inside the OpenBLAS this build links (Debian's libopenblas carries
 // the reference LAPACK's Fortran symbols, with OpenBLAS's own faster
 // potrf / getrf / getrs / trsm; no LAPACKE is needed). Called through the
@@ -72,6 +73,39 @@ void cgesdd_(const char*, const fint*, const fint*, cf*, const fint*, float*, cf
              const fint*, float*, fint*, fint*, flen);
 void zgesdd_(const char*, const fint*, const fint*, cd*, const fint*, double*, cd*, const fint*, cd*, const fint*, cd*,
              const fint*, double*, fint*, fint*, flen);
+// Least squares
+void sgels_(const char*, const fint*, const fint*, const fint*, float*, const fint*, float*, const fint*, float*,
+            const fint*, fint*, flen);
+void dgels_(const char*, const fint*, const fint*, const fint*, double*, const fint*, double*, const fint*, double*,
+            const fint*, fint*, flen);
+void cgels_(const char*, const fint*, const fint*, const fint*, cf*, const fint*, cf*, const fint*, cf*, const fint*,
+            fint*, flen);
+void zgels_(const char*, const fint*, const fint*, const fint*, cd*, const fint*, cd*, const fint*, cd*, const fint*,
+            fint*, flen);
+void sgelsy_(const fint*, const fint*, const fint*, float*, const fint*, float*, const fint*, fint*, const float*,
+             fint*, float*, const fint*, fint*);
+void dgelsy_(const fint*, const fint*, const fint*, double*, const fint*, double*, const fint*, fint*, const double*,
+             fint*, double*, const fint*, fint*);
+void cgelsy_(const fint*, const fint*, const fint*, cf*, const fint*, cf*, const fint*, fint*, const float*, fint*,
+             cf*, const fint*, float*, fint*);
+void zgelsy_(const fint*, const fint*, const fint*, cd*, const fint*, cd*, const fint*, fint*, const double*, fint*,
+             cd*, const fint*, double*, fint*);
+void sgelsd_(const fint*, const fint*, const fint*, float*, const fint*, float*, const fint*, float*, const float*,
+             fint*, float*, const fint*, fint*, fint*);
+void dgelsd_(const fint*, const fint*, const fint*, double*, const fint*, double*, const fint*, double*,
+             const double*, fint*, double*, const fint*, fint*, fint*);
+void cgelsd_(const fint*, const fint*, const fint*, cf*, const fint*, cf*, const fint*, float*, const float*, fint*,
+             cf*, const fint*, float*, fint*, fint*);
+void zgelsd_(const fint*, const fint*, const fint*, cd*, const fint*, cd*, const fint*, double*, const double*, fint*,
+             cd*, const fint*, double*, fint*, fint*);
+void sgelss_(const fint*, const fint*, const fint*, float*, const fint*, float*, const fint*, float*, const float*,
+             fint*, float*, const fint*, fint*);
+void dgelss_(const fint*, const fint*, const fint*, double*, const fint*, double*, const fint*, double*,
+             const double*, fint*, double*, const fint*, fint*);
+void cgelss_(const fint*, const fint*, const fint*, cf*, const fint*, cf*, const fint*, float*, const float*, fint*,
+             cf*, const fint*, float*, fint*);
+void zgelss_(const fint*, const fint*, const fint*, cd*, const fint*, cd*, const fint*, double*, const double*,
+             fint*, cd*, const fint*, double*, fint*);
 }
 
 namespace bp::ops::linalg {
@@ -274,6 +308,86 @@ void run_gesdd(const Params& p) {
   });
 }
 
+// The least-squares drivers by type; the complex ones take a real work
+// array (rw) as well, which the real ones ignore.
+#define BP_LSTSQ(T, R, p, RW)                                                                                     \
+  void gels(const fint* m, const fint* n, const fint* k, T* a, const fint* lda, T* b, const fint* ldb, T* w,      \
+            const fint* lw, fint* info) {                                                                         \
+    p##gels_("N", m, n, k, a, lda, b, ldb, w, lw, info, 1);                                                      \
+  }                                                                                                               \
+  void gelsy(const fint* m, const fint* n, const fint* k, T* a, const fint* lda, T* b, const fint* ldb,           \
+             fint* jpvt, const R* rcond, fint* rank, T* w, const fint* lw, R* rw, fint* info) {                   \
+    (void)rw;                                                                                                     \
+    p##gelsy_(m, n, k, a, lda, b, ldb, jpvt, rcond, rank, w, lw, RW info);                                       \
+  }                                                                                                               \
+  void gelsd(const fint* m, const fint* n, const fint* k, T* a, const fint* lda, T* b, const fint* ldb, R* s,     \
+             const R* rcond, fint* rank, T* w, const fint* lw, R* rw, fint* iw, fint* info) {                     \
+    (void)rw;                                                                                                     \
+    p##gelsd_(m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, RW iw, info);                                      \
+  }                                                                                                               \
+  void gelss(const fint* m, const fint* n, const fint* k, T* a, const fint* lda, T* b, const fint* ldb, R* s,     \
+             const R* rcond, fint* rank, T* w, const fint* lw, R* rw, fint* info) {                               \
+    (void)rw;                                                                                                     \
+    p##gelss_(m, n, k, a, lda, b, ldb, s, rcond, rank, w, lw, RW info);                                          \
+  }
+#define BP_NO_RWORK
+#define BP_RWORK rw,
+BP_LSTSQ(float, float, s, BP_NO_RWORK)
+BP_LSTSQ(double, double, d, BP_NO_RWORK)
+BP_LSTSQ(cf, float, c, BP_RWORK)
+BP_LSTSQ(cd, double, z, BP_RWORK)
+#undef BP_LSTSQ
+#undef BP_NO_RWORK
+#undef BP_RWORK
+
+template <class T>
+void run_gels(const Params& p) {
+  using R = typename real_of<T>::type;
+  const fint m = to_fint(p.m), n = to_fint(p.n), k = to_fint(p.k), lda = to_fint(ld(p.a)), ldb = to_fint(ld(p.b));
+  const int64_t mn = p.min_mn();
+  const R rcond = static_cast<R>(p.rcond);
+  int32_t* infos = p.info.data_ptr<int32_t>();
+  int64_t* ranks = p.rank.defined() ? p.rank.data_ptr<int64_t>() : nullptr;
+  R* sv = p.w.defined() ? static_cast<R*>(p.w.data()) : nullptr;
+  // Work sizes by a query (the shape decides them); iwork and rwork by LAPACK's formulas, generously.
+  fint query = -1, info = 0, rank = 0, iq = 0;
+  T wq{};
+  std::vector<T> probe(1);
+  std::vector<R> rprobe(static_cast<std::size_t>(std::max<int64_t>(1, 10 * std::max(p.m, p.n) + 64 * mn)));
+  std::vector<fint> jprobe(static_cast<std::size_t>(std::max<fint>(n, 1)) + 64 * static_cast<std::size_t>(mn + 1));
+  const std::string& d = p.driver;
+  if (d == "gels") gels(&m, &n, &k, probe.data(), &lda, probe.data(), &ldb, &wq, &query, &info);
+  else if (d == "gelsd")
+    gelsd(&m, &n, &k, probe.data(), &lda, probe.data(), &ldb, rprobe.data(), &rcond, &rank, &wq, &query,
+          rprobe.data(), jprobe.data(), &info);
+  else if (d == "gelss")
+    gelss(&m, &n, &k, probe.data(), &lda, probe.data(), &ldb, rprobe.data(), &rcond, &rank, &wq, &query,
+          rprobe.data(), &info);
+  else
+    gelsy(&m, &n, &k, probe.data(), &lda, probe.data(), &ldb, jprobe.data(), &rcond, &rank, &wq, &query,
+          rprobe.data(), &info);
+  (void)iq;
+  const fint lwork = work_size(wq);
+  for_each_matrix(p, [&](int64_t i) {
+    std::vector<T> work(static_cast<std::size_t>(lwork));
+    std::vector<R> rwork(rprobe.size()), s(static_cast<std::size_t>(std::max<int64_t>(mn, 1)));
+    std::vector<fint> iwork(jprobe.size(), 0);
+    fint inf = 0, r = 0;
+    T* a = matrix<T>(p.a, i);
+    T* b = matrix<T>(p.b, i);
+    if (d == "gels") gels(&m, &n, &k, a, &lda, b, &ldb, work.data(), &lwork, &inf);
+    else if (d == "gelsd")
+      gelsd(&m, &n, &k, a, &lda, b, &ldb, s.data(), &rcond, &r, work.data(), &lwork, rwork.data(), iwork.data(), &inf);
+    else if (d == "gelss")
+      gelss(&m, &n, &k, a, &lda, b, &ldb, s.data(), &rcond, &r, work.data(), &lwork, rwork.data(), &inf);
+    else
+      gelsy(&m, &n, &k, a, &lda, b, &ldb, iwork.data(), &rcond, &r, work.data(), &lwork, rwork.data(), &inf);
+    infos[i] = inf;
+    if (ranks) ranks[i] = r;
+    if (sv) std::copy(s.begin(), s.begin() + mn, sv + i * mn);
+  });
+}
+
 template <template <class> class Run>
 void by_dtype(const Params& p) {
   load_inputs(p);
@@ -290,6 +404,7 @@ template <class T> struct Getrf { static void go(const Params& p) { run_getrf<T>
 template <class T> struct Geqrf { static void go(const Params& p) { run_geqrf<T>(p); } };
 template <class T> struct Syevd { static void go(const Params& p) { run_syevd<T>(p); } };
 template <class T> struct Gesdd { static void go(const Params& p) { run_gesdd<T>(p); } };
+template <class T> struct Gels { static void go(const Params& p) { run_gels<T>(p); } };
 
 // "size": every dim fits LAPACK's 32-bit integers (and their products the workspaces).
 bool int_range(const Params& p, dispatch::Reasons& r) {
@@ -318,6 +433,7 @@ std::vector<std::unique_ptr<dispatch::Implementation>> make_lapack() {
   out.push_back(row("lapack:geqrf", {Routine::qr}, by_dtype<Geqrf>));
   out.push_back(row("lapack:syevd", {Routine::eigh}, by_dtype<Syevd>));
   out.push_back(row("lapack:gesdd", {Routine::svd}, by_dtype<Gesdd>));
+  out.push_back(row("lapack:gels", {Routine::lstsq}, by_dtype<Gels>));
   return out;
 }
 

@@ -382,6 +382,52 @@ int32_t svd(const Params& p, int64_t index) {
   return info;
 }
 
+// ---------------------------------------------------------------- least squares
+
+// X = V diag(1/s) U^H B over the singular values above rcond * the largest
+// (what gelsd and gelss compute), from the Jacobi SVD above. For m > n the
+// residual's norm goes in row n of b (rows n..m-1 are what the front end
+// sums the squares of, as LAPACK leaves them there).
+template <class T>
+int32_t lstsq(const Params& p, int64_t index) {
+  using R = real_t<T>;
+  const int64_t m = p.m, n = p.n, k = p.k, mn = std::min(m, n), ldb = std::max(m, n);
+  Mat<T> a{matrix<T>(p.a, index), m}, b{matrix<T>(p.b, index), ldb};
+  const bool tall = m >= n;
+  const int64_t M = tall ? m : n, N = tall ? n : m;
+  std::vector<T> g(static_cast<std::size_t>(M * N)), u, v;
+  for (int64_t j = 0; j < N; ++j)
+    for (int64_t i = 0; i < M; ++i) g[i + j * M] = tall ? a(i, j) : cj(a(j, i));
+  std::vector<R> s(static_cast<std::size_t>(N));
+  const int32_t info = jacobi_svd(g, M, N, s.data(), u, N, v);
+  // A = Ua S Va^H: tall: Ua = u (m x N), Va = v; wide: Ua = v (m x m), Va = u (n x N).
+  auto Ua = [&](int64_t i, int64_t j) { return tall ? u[i + j * M] : v[i + j * N]; };
+  auto Va = [&](int64_t i, int64_t j) { return tall ? v[i + j * N] : u[i + j * M]; };
+  const R cut = static_cast<R>(p.rcond) * (s.empty() ? R(0) : s[0]);
+  int64_t rank = 0;
+  for (int64_t j = 0; j < mn; ++j) rank += s[j] > cut ? 1 : 0;
+  std::vector<T> x(static_cast<std::size_t>(n * k), T(0));
+  for (int64_t c = 0; c < k; ++c)
+    for (int64_t j = 0; j < rank; ++j) {
+      T d = 0;
+      for (int64_t i = 0; i < m; ++i) d += cj(Ua(i, j)) * b(i, c);
+      d /= T(s[j]);
+      for (int64_t i = 0; i < n; ++i) x[i + c * n] += Va(i, j) * d;
+    }
+  for (int64_t c = 0; c < k; ++c) {
+    R res = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      T r = b(i, c);
+      for (int64_t j = 0; j < n; ++j) r -= a(i, j) * x[j + c * n];
+      res += abs2(r);
+    }
+    for (int64_t i = 0; i < ldb; ++i) b(i, c) = i < n ? x[i + c * n] : i == n ? T(std::sqrt(res)) : T(0);
+  }
+  if (p.rank.defined()) p.rank.data_ptr<int64_t>()[index] = rank;
+  if (p.w.defined()) std::copy(s.begin(), s.begin() + mn, static_cast<R*>(p.w.data()) + index * mn);
+  return info;
+}
+
 // ---------------------------------------------------------------- dispatch
 
 template <class T>
@@ -416,6 +462,7 @@ void run_typed(const Params& p) {
         result = eigh(a, p.n, p.upper, static_cast<real_t<T>*>(p.w.data()) + i * p.n, p.want_vectors);
         break;
       case Routine::svd: result = svd<T>(p, i); break;
+      case Routine::lstsq: result = lstsq<T>(p, i); break;
     }
     if (info) info[i] = result;
   });

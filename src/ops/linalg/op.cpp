@@ -54,6 +54,7 @@ double flops(const int64_t* d) {
     case Routine::qr: f = 2 * m * n * n - 2 * n * n * n / 3; break;
     case Routine::eigh: f = 4 * n * n * n / 3; break;  // tridiagonalisation; vectors add about 2x
     case Routine::svd: f = 4 * m * n * n - 4 * n * n * n / 3; break;  // bidiagonalisation (m >= n)
+    case Routine::lstsq: f = 2 * m * n * n - 2 * n * n * n / 3 + 4 * m * n * k; break;  // QR and its application
   }
   return b * std::max(f, 0.0);
 }
@@ -178,7 +179,7 @@ OpSpec spec() {
 #if BP_HAVE_OPENBLAS
   for (auto& impl : make_lapack()) s.implementations.push_back(std::move(impl));
 #else
-  for (const char* name : {"lapack:potrf", "lapack:getrf", "lapack:geqrf", "lapack:syevd", "lapack:gesdd"})
+  for (const char* name : {"lapack:potrf", "lapack:getrf", "lapack:geqrf", "lapack:syevd", "lapack:gesdd", "lapack:gels"})
     s.implementations.push_back(dispatch::not_built(name, "openblas", "OpenBLAS (and its LAPACK) was not found at "
                                                                       "configure time"));
 #endif

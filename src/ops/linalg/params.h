@@ -25,6 +25,11 @@
 //   svd    A m x n -> singular values descending in `w`, and when
 //          want_vectors U in `u` (m x u_cols) and V^H in `vh` (vh_rows x n);
 //          info
+//   lstsq  A m x n, B m x k (in `b`, whose rows are max(m, n)) -> the
+//          least-squares solution in b's first n rows, with the LAPACK
+//          `driver` (gels, gelsy, gelsd, gelss) and `rcond`; rank in `rank`
+//          and singular values in `w` where the driver gives them; for m > n
+//          the squared residuals are the sum of |b|^2 over rows n..m-1
 // The front end (linalg.cpp) has validated, broadcast and converted the
 // inputs (a_in, b_in, piv_in: views of the full batch shape, in the
 // computation dtype) and allocated every output. An implementation's run
@@ -44,7 +49,7 @@
 
 namespace bp::ops::linalg {
 
-enum class Routine : uint8_t { potrf, potrs, getrf, getrs, gesv, inv, qr, eigh, svd };
+enum class Routine : uint8_t { potrf, potrs, getrf, getrs, gesv, inv, qr, eigh, svd, lstsq };
 const char* routine_name(Routine r);  // "potrf", ...
 
 struct Params {
@@ -61,7 +66,8 @@ struct Params {
   int64_t q_cols = 0;         // qr: Q's columns (min(m, n), or m when complete)
   int64_t r_rows = 0;         // qr: R's rows (min(m, n), or m when complete)
   int64_t u_cols = 0, vh_rows = 0;  // svd: min(m, n), or m and n with full_matrices
-  std::string driver;               // svd on CUDA: cuSOLVER's gesvd / gesvdj / gesvda ("": chosen)
+  std::string driver;               // svd on CUDA: cuSOLVER's gesvd / gesvdj / gesvda ("": chosen); lstsq's
+  double rcond = 0;                 // lstsq: singular values below rcond * the largest count as zero
 
   Tensor a_in, b_in, piv_in;  // inputs, batch_shape + their matrix dims, dtype `dtype` (piv_in int32)
   // potrf of a dense row-major input (Note [Cholesky without a transpose]):
@@ -76,6 +82,7 @@ struct Params {
   Tensor w;     // real [batch..., min(m, n)] (eigenvalues, singular values)
   Tensor q, r;  // qr
   Tensor u, vh; // svd
+  Tensor rank;  // lstsq: int64 [batch...] (drivers gelsy, gelsd, gelss)
 
   int64_t min_mn() const { return m < n ? m : n; }
   bool is_real() const { return dtype == DType::f32 || dtype == DType::f64; }

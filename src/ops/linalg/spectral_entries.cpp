@@ -216,6 +216,74 @@ Call pinv(const Tensor& a, std::optional<double> atol, std::optional<double> rto
   });
 }
 
+// ---------------------------------------------------------------- lstsq
+
+Call lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond, const std::string& driver_arg) {
+  const std::string api = "torch.linalg.lstsq";
+  check_matrix(api, a);
+  check_matrix(api, b, "B");
+  check_same(api, a, "A", b, "B");
+  if (a.size(-2) != b.size(-2))
+    throw_runtime(api, api + ": input.size(-2) should match other.size(-2), got " + std::to_string(a.size(-2)) +
+                           " and " + std::to_string(b.size(-2)));
+  if (!a.device().is_cpu())
+    throw_runtime(api, api + ": only the CPU is supported (cuSOLVER's least squares is not built)");
+  const std::string driver = driver_arg.empty() ? "gelsy" : driver_arg;
+  const Shape batch = broadcast_shapes(api, {{"A", batch_of(a)}, {"B", batch_of(b)}}, "batch dimensions that broadcast");
+  auto p = new_params(Routine::lstsq, api, a, batch);
+  p->driver = driver;
+  p->k = b.size(-1);
+  const int64_t mx = std::max(p->m, p->n), mn = p->min_mn();
+  const double eps = real_dtype(p->dtype) == DType::f32 ? std::numeric_limits<float>::epsilon()
+                                                        : std::numeric_limits<double>::epsilon();
+  p->rcond = rcond ? *rcond : eps * static_cast<double>(mx);
+  p->b_in = expand_batch(b, batch);
+  p->b = column_major(batch, mx, p->k, p->dtype, p->device);
+  if (driver != "gels") p->rank = Tensor::zeros(batch, DType::i64);
+  if (driver == "gelsd" || driver == "gelss") {
+    Shape ws = batch;
+    ws.push_back(mn);
+    p->w = Tensor::zeros(ws, real_dtype(p->dtype));
+  }
+  const bool is_matrix = a.ndim() == 2;
+  return routine_call(p, [is_matrix](const Params& q) -> ArgValue {
+    check_errors(q.info, q.api, is_matrix);
+    const Tensor solution = q.b.slice(-1, 0, q.n).T();
+    const Tensor none = Tensor::empty({0}, real_dtype(q.dtype));
+    // Squared residuals: for m > n with a full-rank A, from rows n..m-1 (gelsy leaves none).
+    Tensor residuals = none;
+    bool full_rank = true;
+    if (q.rank.defined()) {
+      const int64_t* r = q.rank.data_ptr<int64_t>();
+      for (int64_t i = 0; i < q.batch; ++i) full_rank = full_rank && r[i] == q.n;
+    }
+    if (q.m > q.n && q.driver != "gelsy" && full_rank && q.batch > 0) {
+      const Tensor tail = q.b.slice(-1, q.n, q.m).contiguous();  // [batch..., k, m - n]
+      Shape rs = q.batch_shape;
+      rs.push_back(q.k);
+      residuals = Tensor::zeros(rs, real_dtype(q.dtype));
+      const int64_t len = q.m - q.n, count = q.batch * q.k;
+      visit_dtype(q.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                      std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+          using R = decltype(std::abs(T{}));
+          const T* x = tail.data_ptr<T>();
+          R* out = residuals.data_ptr<R>();
+          for (int64_t c = 0; c < count; ++c) {
+            R sum = 0;
+            for (int64_t i = 0; i < len; ++i) sum += std::norm(x[c * len + i]);
+            out[c] = sum;
+          }
+        }
+      });
+    }
+    const Tensor rank = q.rank.defined() ? q.rank : Tensor::empty({0}, DType::i64);
+    const Tensor sv = q.w.defined() ? q.w : none;
+    return std::vector<Tensor>{solution, residuals, rank, sv};
+  });
+}
+
 EntrySpec entry(const std::string& name, std::string doc, std::vector<ArgSpec> args,
                 std::function<Call(const Args&)> prepare) {
   EntrySpec e;
@@ -266,6 +334,21 @@ std::vector<EntrySpec> spectral_entries() {
   out.push_back(entry("linalg.svdvals", "The singular values (descending), as torch.linalg.svdvals.",
                       {arg::tensor("A"), driver_arg()},
                       [](const Args& a) { return svd(a.tensor("A"), false, false, driver_of(a)); }));
+  ArgSpec lstsq_driver = arg::choice("driver", {"gels", "gelsy", "gelsd", "gelss"}, "gelsy",
+                                     "LAPACK's driver (None: gelsy); rank needs gelsy, gelsd or gelss, singular "
+                                     "values gelsd or gelss");
+  lstsq_driver.accepts |= bit(ArgKind::none);
+  lstsq_driver.default_value = ArgValue{};
+  out.push_back(entry("linalg.lstsq", "(solution, residuals, rank, singular_values) of min ||A X - B||, as "
+                                      "torch.linalg.lstsq.",
+                      {arg::tensor("A"), arg::tensor("B"),
+                       arg::optional_real("rcond", "singular values below rcond * the largest count as zero (None: "
+                                                   "eps * max(m, n))"),
+                       arg::keyword_only(lstsq_driver)},
+                      [](const Args& a) {
+                        return lstsq(a.tensor("A"), a.tensor("B"), a.optional_real("rcond"),
+                                     a.is_none("driver") ? std::string() : a.string("driver"));
+                      }));
   std::vector<ArgSpec> rank_args = {arg::tensor("A")};
   for (ArgSpec& s : tolerance_args()) rank_args.push_back(s);
   out.push_back(entry("linalg.matrix_rank", "The numerical rank: singular values above max(atol, rtol * largest), as "
