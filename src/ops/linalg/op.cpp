@@ -32,6 +32,7 @@
 #include "ops/linalg/checks_cuda.h"
 #include "ops/linalg/entries.h"
 #include "ops/linalg/params.h"
+#include "ops/linalg/small.h"
 
 namespace bp::ops::linalg {
 namespace {
@@ -62,6 +63,9 @@ double flops(const int64_t* d) {
 std::vector<std::string> notes(const dispatch::Problem& p) {
   std::vector<std::string> out;
   const auto r = static_cast<Routine>(p.dims[0]);
+  if (p.device.is_cpu())
+    out.push_back("CPU order: builtin:blocked first for batches of tiny matrices and for inv / solve / lu_solve of "
+                  "n >= 128, after the LAPACK rows otherwise (Note [Linalg CPU order])");
   if (p.device.is_cpu() && p.dtype == DType::f32 &&
       (r == Routine::potrf || r == Routine::getrf || r == Routine::gesv || r == Routine::inv ||
        r == Routine::potrs || r == Routine::getrs)) {
@@ -78,6 +82,22 @@ std::vector<std::string> notes(const dispatch::Problem& p) {
   return out;
 }
 
+// Note [Linalg CPU order]
+// builtin:blocked is listed first but ranks first only where it measured
+// faster than OpenBLAS's LAPACK (bench/shapes/linalg, one thread, 2026-12):
+// batches of tiny matrices (n <= 16, its unrolled path), and inv, solve and
+// lu_solve from n = 128 up (its getri-style inverse and GEMM-bound solves).
+// OpenBLAS's own potrf and getrf beat its Cholesky and LU, so for those the
+// lapack rows come first; without OpenBLAS builtin:blocked still serves them.
+int rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
+  if (impl.name() != "builtin:blocked") return 1;  // a stable sort keeps the rest in list order
+  const auto r = static_cast<Routine>(p.dims[0]);
+  const int64_t n = p.dims[3];
+  const bool tiny = n <= kSmallN && p.dims[2] == n;
+  const bool gemm_bound = (r == Routine::inv || r == Routine::gesv || r == Routine::getrs) && n >= 128;
+  return tiny || gemm_bound ? 0 : 2;
+}
+
 dispatch::OpConfig config() {
   dispatch::OpConfig c;
   c.name = "linalg";
@@ -87,6 +107,7 @@ dispatch::OpConfig config() {
   c.autotune[static_cast<int>(DeviceType::cpu)] =
       dispatch::AutotuneFlags{flags::Id::cpu_benchmark, flags::Id::cpu_benchmark_limit};
   c.notes = notes;
+  c.rank = rank;
   return c;
 }
 
