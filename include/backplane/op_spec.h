@@ -190,6 +190,15 @@ struct Form {
   std::function<std::vector<std::pair<std::string, ArgValue>>(const std::vector<int64_t>& dims, DType dtype,
                                                               Device device, bool random)>
       make;
+  // Optional: the entry a problem calls when the form covers several (linalg's
+  // first dim names the function); unset, every problem calls `entry`.
+  std::function<std::string(const std::vector<int64_t>& dims)> entry_of;
+  // The entry the problem `dims` calls.
+  const std::string& entry_for(const std::vector<int64_t>& dims, std::string& storage) const {
+    if (!entry_of) return entry;
+    storage = entry_of(dims);
+    return storage;
+  }
   // "512x4096x11008": the shape line's dims joined with 'x'.
   std::string label(const std::vector<int64_t>& dims) const;
   // The dims of a shape line ("64 64 64", "64x64x64", "1,2,3") with the

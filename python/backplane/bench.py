@@ -92,12 +92,13 @@ def _time(fn, repeat, min_ms):
 
 def _peer_call(peer, op, line, dtype):
     """A callable running the peer on the problem of `line`, or None when the peer has no such function."""
-    form = _C.op_form(op)
-    entry = next(e for e in _C.op_entries() if e["name"] == form["entry"])
+    dims = _C.op_form_parse(op, line)
+    entry_name = _C.op_form_entry(op, dims)
+    entry = next(e for e in _C.op_entries() if e["name"] == entry_name)
     fn = _peer_function(peer, entry["python"])
     if fn is None:
         return None
-    kwargs = _C.op_form_args(op, _C.op_form_parse(op, line), dtype, True)
+    kwargs = _C.op_form_args(op, dims, dtype, True)
     args, keywords = [], {}
     skipped = False  # after an argument the form leaves out, the rest go by name
     for spec in entry["args"]:  # positional in the entry's order (peers may name them otherwise)

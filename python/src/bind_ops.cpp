@@ -252,6 +252,15 @@ void bind_ops(nb::module_& m) {
         return out;
       },
       "op"_a, "dims"_a, "dtype"_a, "random"_a = true, "The entry's keyword arguments for a problem of the form");
+  m.def(
+      "op_form_entry",
+      [](const std::string& op, const std::vector<int64_t>& dims) {
+        const ops::OpInfo& info = ops::op_info(op);
+        if (!info.form) throw_bad_value("op_form_entry", "'" + op + "'", "an op with a shape form");
+        std::string storage;
+        return std::string(info.form->entry_for(dims, storage));
+      },
+      "op"_a, "dims"_a, "The entry a problem of the form calls (forms covering several entries name it per problem)");
 }
 
 }  // namespace bp::py

@@ -13,6 +13,7 @@ void fill_conv_native();  // conv_cuda.cpp: native:depthwise, ref:cuda
 void fill_conv_cudnn();   // conv_cudnn.cpp: cudnn:conv (or "not built" without the frontend)
 void fill_fft();         // fft_cuda.cpp: cufft:dft
 void fill_sparse();      // sparse_spmma.cpp: cusparselt:spmma ("not built" until it has a run)
+void fill_linalg();      // linalg_cuda.cpp: cusolver:<routine>, cublas:getrf_batched
 
 // All of the above.
 void register_implementations();

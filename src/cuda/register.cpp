@@ -12,6 +12,7 @@ void register_implementations() {
   fill_conv_cudnn();
   fill_fft();
   fill_sparse();
+  fill_linalg();
 }
 
 }  // namespace bp::cuda_impl

@@ -119,7 +119,8 @@ nlohmann::json row(const std::string& shape, const std::string& dtype, int threa
 // every run (validation and the output allocation count, as for a caller).
 Prepared prepare(const ops::OpInfo& op, const std::vector<int64_t>& dims, DType dtype) {
   const ops::Form& form = *op.form;
-  const ops::EntrySpec& entry = ops::entry(form.entry);
+  std::string storage;
+  const ops::EntrySpec& entry = ops::entry(form.entry_for(dims, storage));
   auto args = std::make_shared<ops::Args>(ops::bind(entry, {}, form.make(dims, dtype, Device::cpu(), true)));
   Prepared p;
   p.label = form.label(dims);

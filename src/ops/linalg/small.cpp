@@ -1,0 +1,203 @@
+// builtin:blocked's tiny-matrix path (small.h).
+
+// sqrt as the instruction: the path checks d > 0 first, so errno is never
+// set, and a library call per pivot would cost as much as the rest.
+#pragma GCC optimize("no-math-errno")
+
+#include "ops/linalg/small.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "core/threads.h"
+
+namespace bp::ops::linalg {
+namespace {
+
+// a: N x N, column-major. Lower Cholesky factor in place; LAPACK's info.
+template <class T, int N>
+int32_t potrf_n(T* __restrict a) {
+  for (int j = 0; j < N; ++j) {
+    T d = a[j + j * N];
+    for (int k = 0; k < j; ++k) d -= a[j + k * N] * a[j + k * N];
+    if (!(d > 0)) return j + 1;
+    d = std::sqrt(d);
+    a[j + j * N] = d;
+    const T inv = T(1) / d;
+    for (int i = j + 1; i < N; ++i) {
+      T s = a[i + j * N];
+      for (int k = 0; k < j; ++k) s -= a[i + k * N] * a[j + k * N];
+      a[i + j * N] = s * inv;
+    }
+  }
+  return 0;
+}
+
+template <class T, int N>
+int32_t getrf_n(T* __restrict a, int32_t* __restrict piv) {
+  int32_t info = 0;
+  for (int j = 0; j < N; ++j) {
+    int p = j;
+    T best = std::abs(a[j + j * N]);
+    for (int i = j + 1; i < N; ++i) {  // branch-free: the pivot row is data, not control flow
+      const T v = std::abs(a[i + j * N]);
+      const bool larger = v > best;
+      best = larger ? v : best;
+      p = larger ? i : p;
+    }
+    piv[j] = p + 1;
+    if (a[p + j * N] != T(0)) {
+      if (p != j)
+        for (int c = 0; c < N; ++c) std::swap(a[j + c * N], a[p + c * N]);
+      const T inv = T(1) / a[j + j * N];
+      for (int i = j + 1; i < N; ++i) a[i + j * N] *= inv;
+    } else if (info == 0) {
+      info = j + 1;
+    }
+    for (int c = j + 1; c < N; ++c)
+      for (int i = j + 1; i < N; ++i) a[i + c * N] -= a[i + j * N] * a[j + c * N];
+  }
+  return info;
+}
+
+// One column x (N) = A^-1 x from getrf's output, in a local copy (registers).
+template <class T, int N>
+void solve_column(const T* __restrict lu, const int32_t* __restrict piv, T* __restrict out) {
+  T x[N];
+  for (int i = 0; i < N; ++i) x[i] = out[i];
+  for (int i = 0; i < N; ++i) {
+    const int q = piv[i] - 1;
+    const T t = x[i];
+    x[i] = x[q];
+    x[q] = t;
+  }
+  for (int j = 0; j < N; ++j)
+    for (int i = j + 1; i < N; ++i) x[i] -= lu[i + j * N] * x[j];
+  for (int j = N - 1; j >= 0; --j) {
+    x[j] /= lu[j + j * N];
+    for (int i = 0; i < j; ++i) x[i] -= lu[i + j * N] * x[j];
+  }
+  for (int i = 0; i < N; ++i) out[i] = x[i];
+}
+
+// B (N x k, column-major) = A^-1 B from getrf's output, N columns at a
+// time in a row-major local block so the inner loops run across columns.
+template <class T, int N>
+void getrs_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restrict b, int64_t k) {
+  T rd[N];
+  for (int j = 0; j < N; ++j) rd[j] = T(1) / lu[j + j * N];
+  for (int64_t c0 = 0; c0 < k; c0 += N) {
+    const int w = static_cast<int>(std::min<int64_t>(N, k - c0));
+    T x[N][N];
+    for (int c = 0; c < N; ++c)
+      for (int i = 0; i < N; ++i) x[i][c] = c < w ? b[i + (c0 + c) * N] : T(0);
+    for (int i = 0; i < N; ++i) {
+      const int q = piv[i] - 1;
+      if (q != i)
+        for (int c = 0; c < N; ++c) std::swap(x[i][c], x[q][c]);
+    }
+    for (int j = 0; j < N; ++j)
+      for (int i = j + 1; i < N; ++i)
+        for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+    for (int j = N - 1; j >= 0; --j) {
+      for (int c = 0; c < N; ++c) x[j][c] *= rd[j];
+      for (int i = 0; i < j; ++i)
+        for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+    }
+    for (int c = 0; c < w; ++c)
+      for (int i = 0; i < N; ++i) b[i + (c0 + c) * N] = x[i][c];
+  }
+}
+
+// out (N x N, column-major) = A^-1 from getrf's output as LAPACK's getri
+// does it: U^-1 L^-1 on the identity's columns all at once (the inner loops
+// run across the N columns, so they vectorise), then P^T as column swaps.
+template <class T, int N>
+void inverse_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restrict out) {
+  T x[N][N];  // x[i][c]: row i of column c
+  T rd[N];
+  for (int j = 0; j < N; ++j) rd[j] = T(1) / lu[j + j * N];
+  for (int i = 0; i < N; ++i)
+    for (int c = 0; c < N; ++c) x[i][c] = i == c ? T(1) : T(0);
+  for (int j = 0; j < N; ++j)
+    for (int i = j + 1; i < N; ++i)
+      for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+  for (int j = N - 1; j >= 0; --j) {
+    for (int c = 0; c < N; ++c) x[j][c] *= rd[j];
+    for (int i = 0; i < j; ++i)
+      for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+  }
+  int col[N];  // where each column of x lands after the swaps
+  for (int c = 0; c < N; ++c) col[c] = c;
+  for (int j = N - 1; j >= 0; --j) std::swap(col[j], col[piv[j] - 1]);
+  for (int c = 0; c < N; ++c)
+    for (int i = 0; i < N; ++i) out[i + c * N] = x[i][col[c]];
+}
+
+template <class T, int N>
+void run_n(const Params& p) {
+  T* a = static_cast<T*>(p.a.data());
+  T* b = p.b.defined() ? static_cast<T*>(p.b.data()) : nullptr;
+  int32_t* piv = p.piv.defined() ? p.piv.data_ptr<int32_t>() : nullptr;
+  int32_t* info = p.info.defined() ? p.info.data_ptr<int32_t>() : nullptr;
+  const int64_t k = p.k;
+  const Routine r = p.routine;
+  const int team = threads::team_size(p.batch / 256 + 1);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t i = 0; i < p.batch; ++i) {
+    T* ai = a + i * N * N;
+    switch (r) {
+      case Routine::potrf: info[i] = potrf_n<T, N>(ai); break;
+      case Routine::getrf: info[i] = getrf_n<T, N>(ai, piv + i * N); break;
+      case Routine::getrs: getrs_n<T, N>(ai, piv + i * N, b + i * N * k, k); break;
+      case Routine::inv: {  // b = I: A^-1 column by column, the size known
+        info[i] = getrf_n<T, N>(ai, piv + i * N);
+        inverse_n<T, N>(ai, piv + i * N, b + i * N * N);
+        break;
+      }
+      default: {  // gesv
+        const int32_t f = getrf_n<T, N>(ai, piv + i * N);
+        if (info) info[i] = f;
+        getrs_n<T, N>(ai, piv + i * N, b + i * N * k, k);
+        break;
+      }
+    }
+  }
+}
+
+template <class T>
+bool run_typed(const Params& p) {
+  switch (p.n) {
+    case 1: run_n<T, 1>(p); return true;
+    case 2: run_n<T, 2>(p); return true;
+    case 3: run_n<T, 3>(p); return true;
+    case 4: run_n<T, 4>(p); return true;
+    case 5: run_n<T, 5>(p); return true;
+    case 6: run_n<T, 6>(p); return true;
+    case 7: run_n<T, 7>(p); return true;
+    case 8: run_n<T, 8>(p); return true;
+    case 9: run_n<T, 9>(p); return true;
+    case 10: run_n<T, 10>(p); return true;
+    case 11: run_n<T, 11>(p); return true;
+    case 12: run_n<T, 12>(p); return true;
+    case 13: run_n<T, 13>(p); return true;
+    case 14: run_n<T, 14>(p); return true;
+    case 15: run_n<T, 15>(p); return true;
+    case 16: run_n<T, 16>(p); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool run_small(const Params& p) {
+  const bool routine_ok = (p.routine == Routine::potrf && !p.upper) || p.routine == Routine::getrf ||
+                          p.routine == Routine::getrs || p.routine == Routine::gesv || p.routine == Routine::inv;
+  if (!routine_ok || p.m != p.n || p.n > kSmallN || p.n < 1) return false;
+  if (p.dtype == DType::f32) return run_typed<float>(p);
+  if (p.dtype == DType::f64) return run_typed<double>(p);
+  return false;
+}
+
+}  // namespace bp::ops::linalg
