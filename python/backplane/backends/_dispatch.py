@@ -68,9 +68,21 @@ def explain(op, *args, **kwargs):
     """
     if not isinstance(op, str):
         raise TypeError(f"explain expects the op name as a str, but got {type(op).__name__}")
+    if args and callable(getattr(args[0], "_op_call", None)):
+        # A module (backplane.nn.MultiheadAttention, ...) first: the op call its forward would make.
+        op, args, kwargs = _module_call(op, args[0], args[1:], kwargs)
     decision = _C.op_explain(op, args, kwargs)
     entry = next((e["name"] for e in _C.op_entries() if op in (e["name"], e["python"].rsplit(".", 1)[1])), op)
     return Explanation(decision, python_native.lookup(entry, *args, **kwargs))
+
+
+def _module_call(op, module, args, kwargs):
+    entry, args, kwargs = module._op_call(*args, **kwargs)
+    ops = {e["name"]: e["op"] for e in _C.op_entries()}
+    if op not in (entry, ops[entry]):
+        raise TypeError(f"explain({op!r}, {type(module).__name__}, ...): this module runs op {ops[entry]!r} "
+                        f"(entry {entry!r}), not {op!r}")
+    return entry, args, kwargs
 
 
 def implementations(op, *names):

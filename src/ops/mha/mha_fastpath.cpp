@@ -1,0 +1,130 @@
+// fastpath:cpu: what PyTorch's torch._native_multi_head_attention and
+// torch._transformer_encoder_layer_fwd do, behind PyTorch's conditions
+// (checks.cpp):
+// - one GEMM for the packed q/k/v projection, through the matmul dispatcher;
+// - attention through the sdpa dispatcher (sdpa_kernel and the SDP flags apply);
+// - the output projection's and linear2's bias, the residual add and the
+//   layer norm in one pass per row; linear1's bias and the activation in one;
+// - with `nested` (TransformerEncoder's nested-tensor path, spec §7.3) only
+//   the valid tokens are computed: they are packed ([T, E], T = the count of
+//   tokens the key padding mask keeps), each sequence attends over its own
+//   tokens, and the output is unpacked with zeros at the padding, as
+//   PyTorch's to_padded_tensor(0) does.
+
+#include <cstring>
+#include <vector>
+
+#include "backplane/ops/matmul.h"
+#include "backplane/ops/sdpa.h"
+#include "ops/mha/attention.h"
+#include "ops/mha/blocks.h"
+#include "ops/mha/checks.h"
+#include "ops/mha/impls.h"
+
+namespace bp::ops::mha {
+namespace {
+
+// The valid tokens of a padded batch: row n*L + i of [N*L, E] for each
+// position the mask keeps, sequence by sequence.
+struct Packing {
+  std::vector<int64_t> rows, offset, length;
+};
+
+Packing packing_of(const Params& p) {
+  Packing k;
+  const Tensor pad = p.kpm_in.to(DType::boolean).contiguous();
+  const bool* m = pad.data_ptr<bool>();
+  for (int64_t n = 0; n < p.N; ++n) {
+    k.offset.push_back(static_cast<int64_t>(k.rows.size()));
+    for (int64_t i = 0; i < p.L; ++i)
+      if (!m[n * p.L + i]) k.rows.push_back(n * p.L + i);
+    k.length.push_back(static_cast<int64_t>(k.rows.size()) - k.offset.back());
+  }
+  return k;
+}
+
+// Copies rows `rows` of src [R, C] into dst (packed) or back (unpacked).
+void move_rows(const Tensor& src, const Tensor& dst, const std::vector<int64_t>& rows, bool pack) {
+  const std::size_t bytes = static_cast<std::size_t>(src.size(-1)) * src.itemsize();
+  const auto* s = static_cast<const char*>(src.data());
+  auto* d = static_cast<char*>(dst.data());
+  for (std::size_t t = 0; t < rows.size(); ++t) {
+    const std::size_t packed = t * bytes, padded = static_cast<std::size_t>(rows[t]) * bytes;
+    std::memcpy(d + (pack ? packed : padded), s + (pack ? padded : packed), bytes);
+  }
+}
+
+// Self-attention of x [T, E] up to the output projection, without its bias.
+Tensor attention_block(const Params& p, const Tensor& x, const Packing* packing) {
+  const int64_t E = p.E;
+  Tensor qkv = bp::linear(x, p.in_w, p.in_b);  // the fused projection: one GEMM, [T, 3E]
+  Tensor attn;
+  if (packing != nullptr) {
+    attn = Tensor::empty({x.size(0), E}, p.dtype);
+    for (std::size_t n = 0; n < packing->offset.size(); ++n) {
+      const int64_t off = packing->offset[n], len = packing->length[n];
+      if (len == 0) continue;
+      const Tensor rows = qkv.slice(0, off, off + len);
+      Tensor o = bp::sdpa(head_view(rows, 1, len, p.H, p.D, 0), head_view(rows, 1, len, p.H, p.D, E),
+                          head_view(rows, 1, len, p.H, p.D, 2 * E));
+      head_view(attn.slice(0, off, off + len), 1, len, p.H, p.D, 0).copy_from(o);
+    }
+  } else {
+    const Tensor q3 = qkv.reshape({p.N, p.L, 3 * E});
+    attn = attention_core(p, q3.slice(2, 0, E), q3.slice(2, E, 2 * E), q3.slice(2, 2 * E, 3 * E)).reshape({-1, E});
+  }
+  return bp::matmul(attn, p.out_w.T());
+}
+
+void run_fastpath(const Params& p) {
+  const int64_t E = p.E;
+  if (p.kind == Kind::attention) {
+    // The conditions guarantee self-attention with packed weights: one projection GEMM.
+    const Tensor qkv = bp::linear(p.x, p.in_w, p.in_b);
+    const Tensor attn = attention_core(p, qkv.slice(2, 0, E), qkv.slice(2, E, 2 * E), qkv.slice(2, 2 * E, 3 * E));
+    write_out(p, bp::linear(attn, p.out_w, p.out_b));
+    return;
+  }
+  Packing packing;
+  Tensor x = p.x.reshape({-1, E});
+  if (p.nested) {
+    packing = packing_of(p);
+    Tensor packed = Tensor::empty({static_cast<int64_t>(packing.rows.size()), E}, p.dtype);
+    move_rows(x, packed, packing.rows, true);
+    x = packed;
+  }
+  const Packing* pk = p.nested ? &packing : nullptr;
+  auto ffn_hidden = [&](const Tensor& in) {
+    Tensor h = bp::matmul(in, p.l1_w.T());
+    blocks::bias_activation_(h, p.l1_b, p.activation);
+    return bp::matmul(h, p.l2_w.T());
+  };
+  Tensor x1 = Tensor::empty(x.shape(), p.dtype), y = Tensor::empty(x.shape(), p.dtype);
+  if (p.norm_first) {
+    blocks::bias_residual_norm(attention_block(p, blocks::layer_norm(x, p.n1_w, p.n1_b, p.eps1), pk), p.out_b, x,
+                               Tensor(), Tensor(), 0, false, x1);
+    blocks::bias_residual_norm(ffn_hidden(blocks::layer_norm(x1, p.n2_w, p.n2_b, p.eps2)), p.l2_b, x1, Tensor(),
+                               Tensor(), 0, false, y);
+  } else {
+    blocks::bias_residual_norm(attention_block(p, x, pk), p.out_b, x, p.n1_w, p.n1_b, p.eps1, true, x1);
+    blocks::bias_residual_norm(ffn_hidden(x1), p.l2_b, x1, p.n2_w, p.n2_b, p.eps2, true, y);
+  }
+  if (p.nested) {
+    Tensor full = Tensor::zeros({p.N * p.L, E}, p.dtype);
+    move_rows(y, full, packing.rows, false);
+    y = full;
+  }
+  write_out(p, y.reshape({p.N, p.L, E}));
+}
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_fastpath() {
+  dispatch::Properties props;
+  props.workspace = "the packed tokens' [T, 3E] projections and [T, F] feed-forward (T: tokens kept)";
+  props.calls = {"matmul", "sdpa"};
+  return std::make_unique<dispatch::Impl<Params>>("fastpath:cpu", "cpu", props, checks::fastpath_conditions(),
+                                                  run_fastpath);
+}
+
+}  // namespace bp::ops::mha
