@@ -33,7 +33,10 @@ def _dtype_of(dtype):
     """float32 (default) or float64; a clear error for anything else."""
     if dtype is None:
         return np.dtype(np.float32)
-    name = getattr(dtype, "name", None) or str(dtype).replace("torch.", "")
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:  # torch.float32 and the like
+        name = str(dtype).replace("torch.", "")
     if name in ("float32", "float", "f32"):
         return np.dtype(np.float32)
     if name in ("float64", "double", "f64"):

@@ -43,13 +43,14 @@ void scale_and_mask(Tensor& scores, const Tensor& mask, bool causal, double scal
   const T* m = mask.defined() ? mask.data_ptr<T>() : nullptr;
   const int64_t mn = mask.defined() && mask.size(0) > 1 ? mask.stride(0) : 0;
   const int64_t mh = mask.defined() && mask.size(1) > 1 ? mask.stride(1) : 0;
+  const int64_t ml = mask.defined() && mask.size(2) > 1 ? mask.stride(2) : 0;
   const T sc = static_cast<T>(scale);
   const T neg_inf = -std::numeric_limits<T>::infinity();
   for (int64_t n = 0; n < N; ++n)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < L; ++i) {
         T* row = s + ((n * H + h) * L + i) * S;
-        const T* mrow = m ? m + n * mn + h * mh + i * S : nullptr;
+        const T* mrow = m ? m + n * mn + h * mh + i * ml : nullptr;
         for (int64_t j = 0; j < S; ++j) {
           T x = row[j] * sc;
           if (mrow) x += mrow[j];

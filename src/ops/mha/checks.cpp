@@ -92,7 +92,7 @@ std::vector<C> fastpath_conditions() {
       "add_zero_attn", [](const Params& p) { return !p.add_zero_attn; },
       [](const Params&) { return std::string("add_zero_attn was enabled"); }));
   list.push_back(attention_only(
-      "qkv_same_embed_dim", [](const Params& p) { return p.in_w.defined(); },
+      "qkv_same_embed_dim", [](const Params& p) { return p.kdim == p.E && p.vdim == p.E; },
       [](const Params&) { return std::string("_qkv_same_embed_dim was not True"); }));
   list.push_back(layer_only(
       "activation", [](const Params& p) { return p.activation != Activation::other; },

@@ -40,17 +40,18 @@ Tensor additive(const std::string& name, const Tensor& m, DType dtype) {
                     "only bool and floating types of " + name + " are supported");
   if (m.dtype() != DType::boolean) return m.to(dtype).contiguous();
   Tensor b = m.contiguous();
-  Tensor out = Tensor::empty(m.shape(), dtype);
+  Tensor out = dtype == DType::f64 ? Tensor::empty(m.shape(), dtype) : Tensor();
   const bool* src = b.data_ptr<bool>();
   const int64_t n = m.numel();
   if (dtype == DType::f64) {
     double* d = out.data_ptr<double>();
     for (int64_t i = 0; i < n; ++i) d[i] = src[i] ? -std::numeric_limits<double>::infinity() : 0.0;
-  } else {
-    float* d = out.data_ptr<float>();
-    for (int64_t i = 0; i < n; ++i) d[i] = src[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
+    return out;
   }
-  return out;
+  Tensor f = Tensor::empty(m.shape(), DType::f32);
+  float* d = f.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) d[i] = src[i] ? -std::numeric_limits<float>::infinity() : 0.0f;
+  return f.to(dtype);
 }
 
 // attn_mask: (L, S) or (N*H, L, S) batched / (H, L, S) unbatched -> [1|N, 1|H, L, S].
