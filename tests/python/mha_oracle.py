@@ -118,3 +118,34 @@ def encoder_layer(src, p, num_heads, activation="relu", norm_first=False, eps=1e
         return x + ff(n2(x))
     x = n1(x + sa(x))
     return n2(x + ff(x))
+
+
+def decoder_layer(tgt, memory, p, num_heads, activation="relu", norm_first=False, eps=1e-5, tgt_mask=None,
+                  memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, batch_first=False):
+    """TransformerDecoderLayer.forward in eval mode; `p` maps PyTorch's state_dict keys to arrays."""
+    g = lambda k: None if p.get(k) is None else np.asarray(p[k], np.float64)
+    x = np.asarray(tgt, np.float64)
+    mem = np.asarray(memory, np.float64)
+
+    def attn(prefix, q, kv, mask, kpm):
+        return mha(q, kv, kv, num_heads, g(prefix + "in_proj_weight"), g(prefix + "in_proj_bias"),
+                   g(prefix + "out_proj.weight"), g(prefix + "out_proj.bias"), key_padding_mask=kpm,
+                   attn_mask=mask, need_weights=False, batch_first=batch_first)[0]
+
+    act = {"relu": lambda t: np.maximum(t, 0.0), "gelu": gelu}.get(activation, activation)
+
+    def ff(h):
+        b1, b2 = g("linear1.bias"), g("linear2.bias")
+        hid = act(h @ g("linear1.weight").T + (0.0 if b1 is None else b1))
+        return hid @ g("linear2.weight").T + (0.0 if b2 is None else b2)
+
+    n = lambda i, t: _layer_norm(t, g(f"norm{i}.weight"), g(f"norm{i}.bias"), eps)
+    sa = lambda h: attn("self_attn.", h, h, tgt_mask, tgt_key_padding_mask)
+    ca = lambda h: attn("multihead_attn.", h, mem, memory_mask, memory_key_padding_mask)
+    if norm_first:
+        x = x + sa(n(1, x))
+        x = x + ca(n(2, x))
+        return x + ff(n(3, x))
+    x = n(1, x + sa(x))
+    x = n(2, x + ca(x))
+    return n(3, x + ff(x))

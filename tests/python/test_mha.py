@@ -640,3 +640,65 @@ def test_against_pytorch_encoder_layer_and_nested_encoder():
     with torch.inference_mode():
         want = te(torch.from_numpy(x), src_key_padding_mask=torch.from_numpy(kpm)).numpy()
     close(enc(x, src_key_padding_mask=kpm), want.astype(np.float64), scale=20)
+
+
+# ---------------------------------------------------------------- TransformerDecoderLayer (composed)
+
+def _decoder(E=8, H=2, **kw):
+    kw.setdefault("batch_first", True)
+    kw.setdefault("dropout", 0.0)
+    return randomise(nn.TransformerDecoderLayer(E, H, 16, **kw)).eval()
+
+
+@pytest.mark.parametrize("opts", [dict(), dict(norm_first=True), dict(activation="gelu"), dict(batch_first=False),
+                                  dict(bias=False), dict(activation=np.tanh)], ids=str)
+def test_decoder_layer_matches_the_oracle(opts):
+    dec = _decoder(**opts)
+    bf = dec.self_attn.batch_first
+    N, T, S = 2, 5, 4
+    tgt, mem = rand((N, T, 8) if bf else (T, N, 8)), rand((N, S, 8) if bf else (S, N, 8))
+    causal = np.triu(np.ones((T, T), bool), 1)
+    mkpm = np.zeros((N, S), bool)
+    mkpm[1, 2:] = True
+    out = dec(tgt, mem, tgt_mask=causal, memory_key_padding_mask=mkpm, tgt_is_causal=True)
+    want = oracle.decoder_layer(tgt, mem, dec.state_dict(), 2, opts.get("activation", "relu"),
+                                opts.get("norm_first", False), tgt_mask=causal, memory_key_padding_mask=mkpm,
+                                batch_first=bf)
+    close(out, want, scale=20)
+
+
+def test_decoder_layer_keys_and_errors():
+    dec = nn.TransformerDecoderLayer(8, 2, 16)
+    keys = list(dec.state_dict())
+    assert keys[:4] == ["self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
+                        "self_attn.out_proj.bias"]
+    assert keys[4:8] == ["multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
+                         "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias"]
+    assert keys[8:] == ["linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight",
+                        "norm1.bias", "norm2.weight", "norm2.bias", "norm3.weight", "norm3.bias"]
+    with pytest.raises(NotImplementedError, match="dropout 0.1 in training mode"):
+        dec(rand((3, 2, 8)), rand((3, 2, 8)))
+    with pytest.raises(RuntimeError, match="activation should be relu/gelu, not elu"):
+        nn.TransformerDecoderLayer(8, 2, activation="elu")
+
+
+def test_decoder_self_attention_takes_the_mha_fast_path():
+    dec = _decoder()
+    x = rand((2, 3, 8))
+    assert chosen(dec.self_attn, x, x, x) == "fastpath:cpu"
+    m = rand((2, 4, 8))
+    assert mha_backend.why_not_fast_path(dec.multihead_attn, x, m, m) == [
+        "non-self attention was used (query, key, and value are not the same Tensor)"]
+
+
+def test_against_pytorch_decoder_layer():
+    torch = _torch()
+    for opts in [dict(), dict(norm_first=True, activation="gelu")]:
+        dec = _decoder(**opts)
+        t = torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, **opts).eval()
+        t.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in dec.state_dict().items()})
+        tgt, mem = rand((2, 5, 8)), rand((2, 4, 8))
+        causal = np.triu(np.ones((5, 5), bool), 1)
+        with torch.inference_mode():
+            want = t(torch.from_numpy(tgt), torch.from_numpy(mem), tgt_mask=torch.from_numpy(causal)).numpy()
+        close(dec(tgt, mem, tgt_mask=causal), want.astype(np.float64), scale=20)

@@ -3,5 +3,7 @@
 from . import attention, functional
 from ._mha import MultiheadAttention
 from ._transformer import TransformerEncoder, TransformerEncoderLayer
+from ._decoder import TransformerDecoderLayer
 
-__all__ = ["attention", "functional", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
+__all__ = ["attention", "functional", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer"]
