@@ -208,6 +208,24 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps)
   return out;
 }
 
+void add_bias_(Tensor& x, const Tensor& bias) {
+  if (!bias.defined()) return;
+  const int64_t C = x.size(-1), rows = x.numel() / C;
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    T* p = x.data_ptr<T>();
+    const T* b = bias.data_ptr<T>();
+    const int team = threads::team_size(rows * C / 16384 + 1);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      T* row = p + r * C;
+#pragma omp simd
+      for (int64_t j = 0; j < C; ++j) row[j] += b[j];
+    }
+  };
+  x.dtype() == DType::f64 ? run(0.0) : run(0.0f);
+}
+
 void bias_activation_(Tensor& x, const Tensor& bias, Activation act) {
   if (act == Activation::other) throw_runtime("mha", "a Python activation cannot run in C++ (a bug: the checks refuse it)");
   x.dtype() == DType::f64 ? bias_activation_t<double>(x, bias, act) : bias_activation_t<float>(x, bias, act);

@@ -27,6 +27,8 @@ Tensor mean_heads(const Tensor& w);
 void add_(Tensor& x, const Tensor& y);
 // rows of x (last dim) normalised: (x - mean) / sqrt(var + eps) * w + b (w, b may be undefined).
 Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b, double eps);
+// x += bias (over the last dim), one pass. Note [Bias after the GEMM].
+void add_bias_(Tensor& x, const Tensor& bias);
 // x = act(x + bias) in one pass (bias may be undefined). `other` is a bug here.
 void bias_activation_(Tensor& x, const Tensor& bias, Activation act);
 // One pass per row: s = y + bias + residual; out = layer_norm(s) when w is

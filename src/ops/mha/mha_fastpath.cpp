@@ -10,6 +10,13 @@
 //   tokens the key padding mask keeps), each sequence attends over its own
 //   tokens, and the output is unpacked with zeros at the padding, as
 //   PyTorch's to_padded_tensor(0) does.
+//
+// Note [Bias after the GEMM]
+// Every GEMM here is a plain matmul(x, W.T) and its bias is added by a pass
+// of ours (fused with what follows where something follows): measured on
+// the reference machine, one thread, the builtin GEMM took 2x as long for
+// linear(x, W, b) as for matmul(x, W.T) at [3072 x 512] @ [512 x 1536]
+// (141 ms against 75 ms), while the pass costs about 2 ms.
 
 #include <cstring>
 #include <vector>
@@ -57,7 +64,8 @@ void move_rows(const Tensor& src, const Tensor& dst, const std::vector<int64_t>&
 // Self-attention of x [T, E] up to the output projection, without its bias.
 Tensor attention_block(const Params& p, const Tensor& x, const Packing* packing) {
   const int64_t E = p.E;
-  Tensor qkv = bp::linear(x, p.in_w, p.in_b);  // the fused projection: one GEMM, [T, 3E]
+  Tensor qkv = bp::matmul(x, p.in_w.T());  // the fused projection: one GEMM, [T, 3E]
+  blocks::add_bias_(qkv, p.in_b);
   Tensor attn;
   if (packing != nullptr) {
     attn = Tensor::empty({x.size(0), E}, p.dtype);
@@ -80,9 +88,13 @@ void run_fastpath(const Params& p) {
   const int64_t E = p.E;
   if (p.kind == Kind::attention) {
     // The conditions guarantee self-attention with packed weights: one projection GEMM.
-    const Tensor qkv = bp::linear(p.x, p.in_w, p.in_b);
-    const Tensor attn = attention_core(p, qkv.slice(2, 0, E), qkv.slice(2, E, 2 * E), qkv.slice(2, 2 * E, 3 * E));
-    write_out(p, bp::linear(attn, p.out_w, p.out_b));
+    Tensor qkv = bp::matmul(p.x.reshape({-1, E}), p.in_w.T());
+    blocks::add_bias_(qkv, p.in_b);
+    const Tensor q3 = qkv.reshape({p.N, p.L, 3 * E});
+    const Tensor attn = attention_core(p, q3.slice(2, 0, E), q3.slice(2, E, 2 * E), q3.slice(2, 2 * E, 3 * E));
+    Tensor y = bp::matmul(attn.reshape({-1, E}), p.out_w.T());
+    blocks::add_bias_(y, p.out_b);
+    write_out(p, y.reshape({p.N, p.L, E}));
     return;
   }
   Packing packing;
