@@ -551,8 +551,16 @@ def test_bad_input():
         m(x, x, x.astype(np.float64))
     with pytest.raises(ValueError, match="key and value of one batch and sequence length"):
         m(x, x, rand((2, 4, 8)))
-    with pytest.raises(NotImplementedError, match="dropout 0.1.* in training mode"):
+    with pytest.raises(NotImplementedError, match="MultiheadAttention: dropout 0.1 in training mode"):
         nn.MultiheadAttention(8, 2, dropout=0.1)(x, x, x)
+    with pytest.raises(NotImplementedError, match="TransformerEncoderLayer: dropout 0.1 in training mode"):
+        nn.TransformerEncoderLayer(8, 2, 16)(x)
+    # explain and why_not_fast_path still answer for a module in training mode, and the op alone refuses
+    trained = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    assert mha_backend.why_not_fast_path(trained, x) == ["training is enabled"]
+    with pytest.raises(backends.NoImplementationError, match="dropout: expected dropout 0 or eval mode.*got dropout "
+                                                             "0.1 in training mode"):
+        backplane.nn._mha_ops.transformer_encoder_layer(*trained._op_call(x)[1], **trained._op_call(x)[2])
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
     with pytest.raises(ValueError, match="training mode is expected to be boolean"):
@@ -676,7 +684,7 @@ def test_decoder_layer_keys_and_errors():
                          "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias"]
     assert keys[8:] == ["linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight",
                         "norm1.bias", "norm2.weight", "norm2.bias", "norm3.weight", "norm3.bias"]
-    with pytest.raises(NotImplementedError, match="dropout 0.1 in training mode"):
+    with pytest.raises(NotImplementedError, match="TransformerDecoderLayer: dropout 0.1 in training mode"):
         dec(rand((3, 2, 8)), rand((3, 2, 8)))
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not elu"):
         nn.TransformerDecoderLayer(8, 2, activation="elu")

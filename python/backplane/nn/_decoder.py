@@ -15,7 +15,7 @@ import numpy as np
 
 from .._tensor import asarray
 from ._mha import MultiheadAttention
-from ._mha_module import LayerNorm, Linear, Module, _as_numpy, _check_device, _dtype_of
+from ._mha_module import LayerNorm, Linear, Module, _as_numpy, _check_device, _dtype_of, _forward_only
 from ._transformer import _activation_code, _Dropout
 
 __all__ = ["TransformerDecoderLayer"]
@@ -66,9 +66,7 @@ class TransformerDecoderLayer(Module):
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
-        if self.training and self.dropout.p > 0:
-            raise NotImplementedError(f"transformer_decoder_layer: dropout {self.dropout.p} in training mode "
-                                      "(Backplane's modules are forward-only: call eval(), or use dropout=0.0)")
+        _forward_only("TransformerDecoderLayer", self, self.dropout.p)
         x = _as_numpy(asarray(tgt)).copy()
         mem = asarray(memory)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _C
 from .._tensor import asarray
-from ._mha_module import Linear, Module, _check_device, _dtype_of, _rng
+from ._mha_module import Linear, Module, _check_device, _dtype_of, _forward_only, _rng
 
 __all__ = ["MultiheadAttention"]
 
@@ -108,6 +108,7 @@ class MultiheadAttention(Module):
                 average_attn_weights=True, is_causal=False):
         """(attn_output, attn_weights or None), as torch.nn.MultiheadAttention.forward."""
         from . import _mha_ops
+        _forward_only("MultiheadAttention", self, self.dropout)
         _, args, kwargs = self._op_call(query, key, value, key_padding_mask, need_weights, attn_mask,
                                         average_attn_weights, is_causal)
         out = _mha_ops.multi_head_attention(*args, **kwargs)

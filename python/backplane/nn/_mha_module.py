@@ -49,6 +49,13 @@ def _check_device(device):
         raise _C.BackplaneValueError(f"device: expected 'cpu' (the modules' parameters live in host memory), got {device!r}")
 
 
+def _forward_only(name, module, p):
+    """NotImplementedError for a dropout > 0 in training mode: the modules never drop silently."""
+    if module.training and p > 0:
+        raise NotImplementedError(f"{name}: dropout {p} in training mode (Backplane's modules are forward-only: "
+                                  "call eval(), or use dropout=0.0)")
+
+
 def _as_numpy(value):
     """A NumPy view (or copy) of a checkpoint value: NumPy array, backplane.Tensor, torch tensor, nested lists."""
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, possibly requiring grad

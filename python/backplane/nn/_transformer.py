@@ -17,7 +17,7 @@ import numpy as np
 from .. import _C
 from .._tensor import asarray
 from ._mha import MultiheadAttention, _mask
-from ._mha_module import LayerNorm, Linear, Module, _as_numpy, _check_device, _dtype_of
+from ._mha_module import LayerNorm, Linear, Module, _as_numpy, _check_device, _dtype_of, _forward_only
 
 __all__ = ["TransformerEncoderLayer", "TransformerEncoder"]
 
@@ -121,6 +121,7 @@ class TransformerEncoderLayer(Module):
         return self._forward(src, src_mask, src_key_padding_mask, is_causal, nested=False)
 
     def _forward(self, src, src_mask, src_key_padding_mask, is_causal, nested):
+        _forward_only("TransformerEncoderLayer", self, self.dropout.p)
         if self.activation_relu_or_gelu == 0:
             return self._forward_python(src, src_mask, src_key_padding_mask, is_causal, nested)
         from . import _mha_ops
@@ -129,9 +130,6 @@ class TransformerEncoderLayer(Module):
 
     def _forward_python(self, src, src_mask, src_key_padding_mask, is_causal, nested):
         """PyTorch's slow path with a Python activation: attention through the op, the rest in NumPy."""
-        if self.training and self.dropout.p > 0:
-            raise NotImplementedError(f"transformer_encoder_layer: dropout {self.dropout.p} in training mode "
-                                      "(Backplane's modules are forward-only: call eval(), or use dropout=0.0)")
         x = _as_numpy(asarray(src)).copy()
 
         def sa(h):

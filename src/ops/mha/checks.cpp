@@ -3,6 +3,7 @@
 
 #include "ops/mha/checks.h"
 
+#include <sstream>
 #include <string>
 
 #include "backplane/dispatch_checks.h"
@@ -117,6 +118,16 @@ std::vector<C> fastpath_conditions() {
 std::vector<C> composed_conditions() {
   std::vector<C> list;
   list.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64}));
+  // Forward-only: dropout in training mode is refused, never skipped silently.
+  list.push_back(C{"dropout", [](const Params& p, Reasons& r) {
+                     return !p.training || p.dropout == 0 ||
+                            r.fail("dropout 0 or eval mode (Backplane's modules are forward-only: call eval())",
+                                   [&] {
+                                     std::ostringstream s;
+                                     s << "dropout " << p.dropout << " in training mode";
+                                     return s.str();
+                                   });
+                   }});
   list.push_back(C{"activation", [](const Params& p, Reasons& r) {
                      return p.activation != Activation::other ||
                             r.fail("relu or gelu", "a Python callable (TransformerEncoderLayer runs it in Python)");

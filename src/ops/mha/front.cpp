@@ -105,13 +105,9 @@ void check_heads(int64_t E, int64_t H) {
                     "embed_dim must be divisible by num_heads");
 }
 
-void check_dropout(double dropout, bool training) {
+void check_dropout(double dropout) {
   if (dropout < 0 || dropout > 1 || std::isnan(dropout))
     throw_bad_value("mha: dropout", std::to_string(dropout), "a probability in [0, 1]");
-  if (training && dropout > 0)
-    throw_not_implemented("mha", "dropout " + std::to_string(dropout) +
-                                     " in training mode (Backplane's modules are forward-only: call eval(), or use "
-                                     "dropout=0.0)");
 }
 
 void check_causal(bool is_causal, const Tensor& attn_mask) {
@@ -190,7 +186,8 @@ Call prepare_attention(const AttentionArgs& a) {
   p->H = a.num_heads;
   check_heads(p->E, p->H);
   p->D = p->E / p->H;
-  check_dropout(a.dropout, a.training);
+  check_dropout(a.dropout);
+  p->dropout = a.dropout;
   const int64_t E = p->E;
   p->in_w = a.in_proj_weight, p->in_b = a.in_proj_bias;
   if (p->in_w.defined()) {
@@ -255,7 +252,8 @@ Call prepare_encoder_layer(const LayerArgs& a) {
   p->H = a.num_heads;
   check_heads(p->E, p->H);
   p->D = p->E / p->H;
-  check_dropout(a.dropout, a.training);
+  check_dropout(a.dropout);
+  p->dropout = a.dropout;
   const int64_t E = p->E;
   auto need = [&](const char* name, const Tensor& t, const Shape& shape) {
     if (!t.defined()) throw_bad_value(std::string("transformer_encoder_layer: ") + name, "None", "a Tensor");

@@ -64,6 +64,7 @@ struct Params {
   int64_t query_dim = 3;          // the caller's query rank (2: unbatched)
   bool self_attention = true;     // query, key and value are one tensor
   bool training = false, batch_first = false;
+  double dropout = 0.0;           // the module's; applied only in training mode, which no implementation runs yet
   bool float_masks = false;       // a floating-point attn_mask or key_padding_mask was given
   DType in_w_dtype = DType::f32, in_b_dtype = DType::f32;
 };
