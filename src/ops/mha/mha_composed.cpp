@@ -15,6 +15,12 @@
 namespace bp::ops::mha {
 namespace {
 
+// F.linear on [N, L, C] as one [N*L, C] GEMM, as PyTorch's linear folds the
+// leading dims (the matmul dispatcher would take [N, L, C] as N batched GEMMs).
+Tensor lin(const Tensor& x, const Tensor& w, const Tensor& b) {
+  return bp::linear(x.contiguous().reshape({-1, x.size(-1)}), w, b).reshape({x.size(0), x.size(1), -1});
+}
+
 // MultiheadAttention on q_in [N, L, E] and k_in, v_in [N, S, kdim|vdim] -> [N, L, E].
 Tensor self_or_cross_attention(const Params& p, const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                                bool self) {
@@ -22,24 +28,24 @@ Tensor self_or_cross_attention(const Params& p, const Tensor& q_in, const Tensor
   Tensor q, k, v;
   auto bias = [&](int64_t i) { return p.in_b.defined() ? p.in_b.slice(0, i * E, (i + 1) * E) : Tensor(); };
   if (p.in_w.defined() && self) {  // one packed projection, as PyTorch's _in_projection_packed
-    Tensor qkv = bp::linear(q_in, p.in_w, p.in_b);
+    Tensor qkv = lin(q_in, p.in_w, p.in_b);
     q = qkv.slice(2, 0, E), k = qkv.slice(2, E, 2 * E), v = qkv.slice(2, 2 * E, 3 * E);
   } else if (p.in_w.defined()) {
-    q = bp::linear(q_in, p.in_w.slice(0, 0, E), bias(0));
-    k = bp::linear(k_in, p.in_w.slice(0, E, 2 * E), bias(1));
-    v = bp::linear(v_in, p.in_w.slice(0, 2 * E, 3 * E), bias(2));
+    q = lin(q_in, p.in_w.slice(0, 0, E), bias(0));
+    k = lin(k_in, p.in_w.slice(0, E, 2 * E), bias(1));
+    v = lin(v_in, p.in_w.slice(0, 2 * E, 3 * E), bias(2));
   } else {
-    q = bp::linear(q_in, p.q_w, bias(0));
-    k = bp::linear(k_in, p.k_w, bias(1));
-    v = bp::linear(v_in, p.v_w, bias(2));
+    q = lin(q_in, p.q_w, bias(0));
+    k = lin(k_in, p.k_w, bias(1));
+    v = lin(v_in, p.v_w, bias(2));
   }
-  return bp::linear(attention_core(p, q, k, v), p.out_w, p.out_b);
+  return lin(attention_core(p, q, k, v), p.out_w, p.out_b);
 }
 
 Tensor feed_forward(const Params& p, const Tensor& x) {
-  Tensor h = bp::linear(x, p.l1_w, p.l1_b);
+  Tensor h = lin(x, p.l1_w, p.l1_b);
   blocks::bias_activation_(h, Tensor(), p.activation);
-  return bp::linear(h, p.l2_w, p.l2_b);
+  return lin(h, p.l2_w, p.l2_b);
 }
 
 Tensor plus(Tensor a, const Tensor& b) {
