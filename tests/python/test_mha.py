@@ -407,7 +407,8 @@ def test_padding_skip_takes_any_padding_pattern():
     """Packing keeps whichever tokens the mask keeps (left alignment is only the encoder's condition)."""
     layer = _layer()
     x = rand((2, 5, 8))
-    pad = np.array([[False, True, False, True, False], [True, True, False, False, False]])
+    pad = np.array([[False, True, False, True, False], [True, True, False, False, False], [True] * 5])
+    x = rand((3, 5, 8))  # the third sequence is all padding: zeros out, as an empty nested component
     want = oracle.encoder_layer(x, layer.state_dict(), 2, src_key_padding_mask=pad, batch_first=True)
     want[pad] = 0
     _, args, kwargs = layer._op_call(x, None, pad, False, True)
