@@ -46,7 +46,11 @@ TEST(Mha, FastPathConditionsAreInPyTorchsOrder) {
 TEST(Mha, FastAndComposedPathsAgreeAtOneAndTwoThreads) {
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    for (std::vector<int64_t> dims : {std::vector<int64_t>{3, 9, 16, 4, 24, 0}, {4, 10, 16, 2, 8, 40}, {1, 7, 8, 2, 16, 30}}) {
+    // Several token blocks (Note [Token blocks], 512 rows): many short sequences per block, one per
+    // block, and one longer than a block; padded (nested) and whole.
+    for (std::vector<int64_t> dims : {std::vector<int64_t>{3, 9, 16, 4, 24, 0}, {4, 10, 16, 2, 8, 40},
+                                      {1, 7, 8, 2, 16, 30}, {9, 130, 8, 2, 8, 30}, {3, 300, 8, 2, 8, 0},
+                                      {2, 600, 8, 2, 8, 10}}) {
       const Tensor fast = run_layer(dims, "fastpath:cpu"), slow = run_layer(dims, "composed:any");
       EXPECT_LT(max_diff(fast, slow), 1e-4) << "threads " << threads << " pad " << dims[5];
     }
