@@ -60,13 +60,6 @@ void scale_and_mask(Tensor& scores, const Tensor& mask, bool causal, double scal
       }
 }
 
-template <class T>
-Tensor merge_heads_t(const Tensor& o) {
-  const int64_t N = o.size(0), H = o.size(1), L = o.size(2), D = o.size(3);
-  Tensor out = Tensor::empty({N, L, H * D}, o.dtype());
-  out.reshape({N, L, H, D}).copy_from(o.transpose(1, 2));
-  return out;
-}
 
 template <class T>
 void layer_norm_row(const T* x, const T* w, const T* b, double eps, int64_t E, T* out) {
@@ -165,8 +158,12 @@ Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
 }
 
 Tensor merge_heads(const Tensor& o) {
-  return o.dtype() == DType::f64 ? merge_heads_t<double>(o) : merge_heads_t<float>(o);
+  const int64_t N = o.size(0), H = o.size(1), L = o.size(2), D = o.size(3);
+  Tensor out = Tensor::empty({N, L, H * D}, o.dtype());
+  out.reshape({N, L, H, D}).copy_from(o.transpose(1, 2));
+  return out;
 }
+
 
 Tensor mean_heads(const Tensor& w) {
   const int64_t N = w.size(0), H = w.size(1), LS = w.size(2) * w.size(3);

@@ -92,8 +92,9 @@ void rest_of_layer(const Params& p, const Tensor& x, const Tensor& a, Tensor y) 
 // layer 32 x 128 x 512: 338-360 ms against 351-359 for the whole batch at
 // once; 248-268 against 242-251 with 25 % padding): the GEMMs at M = 512
 // repack their weights 8 times, which costs about what the smaller, warm
-// temporaries save. Packed (nested) tokens take the same road: a block is
-// consecutive packed rows.
+// temporaries save; under the bf16 permission (the GEMMs convert their
+// weights on every call) too: 210-215 ms at 512 rows, 216-219 whole.
+// Packed (nested) tokens take the same road: a block is consecutive packed rows.
 constexpr int64_t kBlockRows = 512;
 
 void run_blocks(const Params& p, const Tensor& x, const std::vector<int64_t>& offset,
