@@ -82,11 +82,11 @@ Tensor attention_core(const Params& p, const Tensor& q, const Tensor& k_in, cons
 }
 
 void write_out(const Params& p, const Tensor& y) {
-  Tensor dst = p.out;
+  const Tensor src = y.contiguous();
   if (p.query_dim == 2)
-    dst.copy_from(y.reshape({p.L, p.E}));
+    blocks::copy_rows(p.out, src.reshape({p.L, p.E}));
   else
-    dst.copy_from(p.batch_first ? y : y.transpose(0, 1));
+    blocks::copy_rows(p.out, p.batch_first ? src : src.transpose(0, 1));
 }
 
 }  // namespace bp::ops::mha

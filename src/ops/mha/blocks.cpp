@@ -5,6 +5,7 @@
 #include "ops/mha/blocks.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "backplane/error.h"
@@ -157,10 +158,27 @@ Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
   return bp::matmul(scores, v).contiguous();
 }
 
+void copy_rows(const Tensor& dst, const Tensor& src) {
+  if (dst.shape() != src.shape() || dst.dtype() != src.dtype() || dst.ndim() > 4 || dst.ndim() == 0 ||
+      dst.stride(-1) != 1 || src.stride(-1) != 1)
+    throw_runtime("mha", "copy_rows: views of one shape and dtype, last stride 1, at most 4 dims (a bug)");
+  Shape shape(4 - dst.ndim(), 1), ds(4 - dst.ndim(), 0), ss(4 - dst.ndim(), 0);
+  for (int64_t d = 0; d < dst.ndim(); ++d)
+    shape.push_back(dst.size(d)), ds.push_back(dst.stride(d)), ss.push_back(src.stride(d));
+  const std::size_t item = dst.itemsize(), bytes = static_cast<std::size_t>(shape[3]) * item;
+  auto* out = static_cast<char*>(dst.data());
+  const auto* in = static_cast<const char*>(src.data());
+  for (int64_t a = 0; a < shape[0]; ++a)
+    for (int64_t b = 0; b < shape[1]; ++b)
+      for (int64_t c = 0; c < shape[2]; ++c)
+        std::memcpy(out + static_cast<std::size_t>(a * ds[0] + b * ds[1] + c * ds[2]) * item,
+                    in + static_cast<std::size_t>(a * ss[0] + b * ss[1] + c * ss[2]) * item, bytes);
+}
+
 Tensor merge_heads(const Tensor& o) {
   const int64_t N = o.size(0), H = o.size(1), L = o.size(2), D = o.size(3);
   Tensor out = Tensor::empty({N, L, H * D}, o.dtype());
-  out.reshape({N, L, H, D}).copy_from(o.transpose(1, 2));
+  copy_rows(out.reshape({N, L, H, D}).transpose(1, 2), o.contiguous());
   return out;
 }
 

@@ -18,6 +18,10 @@ namespace bp::ops::mha::blocks {
 // attends to nothing is zeros, as sdpa's). Returns [N, H, L, D] (contiguous).
 Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal, Tensor* weights);
 
+// dst = src, same shape (at most 4 dims) and dtype, both with last stride 1:
+// one memcpy per last-dim row (Tensor::copy_from walks element by element).
+void copy_rows(const Tensor& dst, const Tensor& src);
+
 // [N, H, L, D] -> [N, L, H*D], contiguous.
 Tensor merge_heads(const Tensor& o);
 // Mean over dim 1 of [N, H, L, S] -> [N, L, S].

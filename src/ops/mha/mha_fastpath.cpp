@@ -117,7 +117,7 @@ void run_blocks(const Params& p, const Tensor& x, const std::vector<int64_t>& of
         const Tensor seq = qkv.slice(0, off, off + len);
         const Tensor o = bp::sdpa(head_view(seq, 1, len, p.H, p.D, 0), head_view(seq, 1, len, p.H, p.D, E),
                                   head_view(seq, 1, len, p.H, p.D, 2 * E));
-        head_view(attn.slice(0, off, off + len), 1, len, p.H, p.D, 0).copy_from(o);
+        blocks::copy_rows(head_view(attn.slice(0, off, off + len), 1, len, p.H, p.D, 0), o.contiguous());
       }
       rest_of_layer(p, xb, bp::matmul(attn, p.out_w.T()), y.slice(0, r0, r0 + rows));
     }
