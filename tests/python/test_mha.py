@@ -707,3 +707,18 @@ def test_against_pytorch_decoder_layer():
         with torch.inference_mode():
             want = t(torch.from_numpy(tgt), torch.from_numpy(mem), tgt_mask=torch.from_numpy(causal)).numpy()
         close(dec(tgt, mem, tgt_mask=causal), want.astype(np.float64), scale=20)
+
+
+def test_many_token_blocks_and_strided_weights():
+    """Over 1024 tokens the fast path copies the weights transposed once (Note [Weights transposed once]);
+    weights given as strided views must come out the same."""
+    layer = _layer(8, 2)
+    x = rand((5, 230, 8))
+    _, args, kwargs = layer._op_call(x)
+    kwargs = {k: (np.ascontiguousarray(v.T).T if isinstance(v, np.ndarray) and v.ndim == 2 else v)
+              for k, v in kwargs.items()}
+    assert not kwargs["linear1_weight"].flags.c_contiguous
+    want = oracle.encoder_layer(x, layer.state_dict(), 2, batch_first=True)
+    for impl in IMPLS:
+        with backends.implementations("mha", impl):
+            close(backplane.nn._mha_ops.transformer_encoder_layer(*args, **kwargs)[0], want, scale=10)

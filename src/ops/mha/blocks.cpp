@@ -4,6 +4,7 @@
 
 #include "ops/mha/blocks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -173,6 +174,23 @@ void copy_rows(const Tensor& dst, const Tensor& src) {
       for (int64_t c = 0; c < shape[2]; ++c)
         std::memcpy(out + static_cast<std::size_t>(a * ds[0] + b * ds[1] + c * ds[2]) * item,
                     in + static_cast<std::size_t>(a * ss[0] + b * ss[1] + c * ss[2]) * item, bytes);
+}
+
+Tensor transposed_copy(const Tensor& w) {
+  const int64_t R = w.size(0), C = w.size(1), rs = w.stride(0), cs = w.stride(1);
+  Tensor out = Tensor::empty({C, R}, w.dtype());
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = w.data_ptr<T>();
+    T* dst = out.data_ptr<T>();
+    constexpr int64_t kTile = 32;
+    for (int64_t r0 = 0; r0 < R; r0 += kTile)
+      for (int64_t c0 = 0; c0 < C; c0 += kTile)
+        for (int64_t r = r0; r < std::min(R, r0 + kTile); ++r)
+          for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c) dst[c * R + r] = src[r * rs + c * cs];
+  };
+  w.dtype() == DType::f64 ? run(0.0) : run(0.0f);
+  return out;
 }
 
 Tensor merge_heads(const Tensor& o) {

@@ -22,6 +22,9 @@ Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& m
 // one memcpy per last-dim row (Tensor::copy_from walks element by element).
 void copy_rows(const Tensor& dst, const Tensor& src);
 
+// w [R, C] (2-D, any strides) -> wᵀ [C, R], contiguous, in cache-sized tiles.
+Tensor transposed_copy(const Tensor& w);
+
 // [N, H, L, D] -> [N, L, H*D], contiguous.
 Tensor merge_heads(const Tensor& o);
 // Mean over dim 1 of [N, H, L, S] -> [N, L, S].

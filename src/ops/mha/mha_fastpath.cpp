@@ -61,26 +61,6 @@ void move_rows(const Tensor& src, const Tensor& dst, const std::vector<int64_t>&
   }
 }
 
-// Self-attention of x [N*L, E] with masks, up to the output projection, without its bias.
-Tensor masked_attention(const Params& p, const Tensor& x) {
-  const int64_t E = p.E;
-  Tensor qkv = bp::matmul(x, p.in_w.T());  // the fused projection: one GEMM, [N*L, 3E]
-  blocks::add_bias_(qkv, p.in_b);
-  const Tensor q3 = qkv.reshape({p.N, p.L, 3 * E});
-  const Tensor attn = attention_core(p, q3.slice(2, 0, E), q3.slice(2, E, 2 * E), q3.slice(2, 2 * E, 3 * E));
-  return bp::matmul(attn.reshape({-1, E}), p.out_w.T());
-}
-
-// The layer after the attention, on rows x [R, E] and the attention's projection a [R, E] (no bias yet): the
-// residual adds, the norms and the feed-forward block, fused as the file comment says. Writes y [R, E].
-void rest_of_layer(const Params& p, const Tensor& x, const Tensor& a, Tensor y) {
-  Tensor x1 = Tensor::empty(x.shape(), p.dtype);
-  blocks::bias_residual_norm(a, p.out_b, x, p.n1_w, p.n1_b, p.eps1, !p.norm_first, x1);
-  Tensor h = bp::matmul(p.norm_first ? blocks::layer_norm(x1, p.n2_w, p.n2_b, p.eps2) : x1, p.l1_w.T());
-  blocks::bias_activation_(h, p.l1_b, p.activation);
-  blocks::bias_residual_norm(bp::matmul(h, p.l2_w.T()), p.l2_b, x1, p.n2_w, p.n2_b, p.eps2, !p.norm_first, y);
-}
-
 // Note [Token blocks]
 // Without an attention mask, each sequence attends over its own tokens only,
 // so the layer runs block by block: whole sequences, about kBlockRows tokens
@@ -97,9 +77,48 @@ void rest_of_layer(const Params& p, const Tensor& x, const Tensor& a, Tensor y) 
 // Packed (nested) tokens take the same road: a block is consecutive packed rows.
 constexpr int64_t kBlockRows = 512;
 
+// Note [Weights transposed once]
+// Each GEMM is x @ Wᵀ. With Wᵀ a dense copy rather than the transposed view,
+// the builtin GEMM ran about 10 % faster at M = 512 on the reference machine
+// (one thread, process CPU time: 7.9 against 8.8 ms for the q/k/v
+// projection, 10.8 against 11.8 and 10.4 against 11.4 for the feed-forward
+// ones). The copies (3.1 M elements at d_model 512) cost a few ms, so they
+// are made once per call, and only when several token blocks reuse them.
+struct WeightsT {
+  Tensor in, out, l1, l2;  // in_proj_weightᵀ, out_proj.weightᵀ, linear1.weightᵀ, linear2.weightᵀ
+};
+
+WeightsT weights_t(const Params& p, int64_t rows) {
+  if (rows < 2 * kBlockRows) return {p.in_w.T(), p.out_w.T(), p.l1_w.T(), p.l2_w.T()};
+  return {blocks::transposed_copy(p.in_w), blocks::transposed_copy(p.out_w), blocks::transposed_copy(p.l1_w),
+          blocks::transposed_copy(p.l2_w)};
+}
+
+// Self-attention of x [N*L, E] with masks, up to the output projection, without its bias.
+Tensor masked_attention(const Params& p, const WeightsT& w, const Tensor& x) {
+  const int64_t E = p.E;
+  Tensor qkv = bp::matmul(x, w.in);  // the fused projection: one GEMM, [N*L, 3E]
+  blocks::add_bias_(qkv, p.in_b);
+  const Tensor q3 = qkv.reshape({p.N, p.L, 3 * E});
+  const Tensor attn = attention_core(p, q3.slice(2, 0, E), q3.slice(2, E, 2 * E), q3.slice(2, 2 * E, 3 * E));
+  return bp::matmul(attn.reshape({-1, E}), w.out);
+}
+
+// The layer after the attention, on rows x [R, E] and the attention's projection a [R, E] (no bias yet): the
+// residual adds, the norms and the feed-forward block, fused as the file comment says. Writes y [R, E].
+void rest_of_layer(const Params& p, const WeightsT& w, const Tensor& x, const Tensor& a, Tensor y) {
+  Tensor x1 = Tensor::empty(x.shape(), p.dtype);
+  blocks::bias_residual_norm(a, p.out_b, x, p.n1_w, p.n1_b, p.eps1, !p.norm_first, x1);
+  Tensor h = bp::matmul(p.norm_first ? blocks::layer_norm(x1, p.n2_w, p.n2_b, p.eps2) : x1, w.l1);
+  blocks::bias_activation_(h, p.l1_b, p.activation);
+  blocks::bias_residual_norm(bp::matmul(h, w.l2), p.l2_b, x1, p.n2_w, p.n2_b, p.eps2, !p.norm_first, y);
+}
+
+
 void run_blocks(const Params& p, const Tensor& x, const std::vector<int64_t>& offset,
                 const std::vector<int64_t>& length, Tensor& y) {
   const int64_t E = p.E;
+  const WeightsT w = weights_t(p, x.size(0));
   std::size_t first = 0;
   while (first < offset.size()) {
     std::size_t last = first;  // sequences [first, last)
@@ -108,7 +127,7 @@ void run_blocks(const Params& p, const Tensor& x, const std::vector<int64_t>& of
     const int64_t r0 = offset[first];
     if (rows > 0) {
       const Tensor xb = x.slice(0, r0, r0 + rows);
-      Tensor qkv = bp::matmul(p.norm_first ? blocks::layer_norm(xb, p.n1_w, p.n1_b, p.eps1) : xb, p.in_w.T());
+      Tensor qkv = bp::matmul(p.norm_first ? blocks::layer_norm(xb, p.n1_w, p.n1_b, p.eps1) : xb, w.in);
       blocks::add_bias_(qkv, p.in_b);
       Tensor attn = Tensor::empty({rows, E}, p.dtype);
       for (std::size_t n = first; n < last; ++n) {
@@ -119,7 +138,7 @@ void run_blocks(const Params& p, const Tensor& x, const std::vector<int64_t>& of
                                   head_view(seq, 1, len, p.H, p.D, 2 * E));
         blocks::copy_rows(head_view(attn.slice(0, off, off + len), 1, len, p.H, p.D, 0), o.contiguous());
       }
-      rest_of_layer(p, xb, bp::matmul(attn, p.out_w.T()), y.slice(0, r0, r0 + rows));
+      rest_of_layer(p, w, xb, bp::matmul(attn, w.out), y.slice(0, r0, r0 + rows));
     }
     first = last;
   }
@@ -142,7 +161,8 @@ void run_fastpath(const Params& p) {
   if (p.attn_mask.defined() || (p.kpm.defined() && !p.nested)) {  // masks: the whole batch at once
     Tensor y = Tensor::empty(x.shape(), p.dtype);
     const Tensor xin = p.norm_first ? blocks::layer_norm(x, p.n1_w, p.n1_b, p.eps1) : x;
-    rest_of_layer(p, x, masked_attention(p, xin), y);
+    const WeightsT w = weights_t(p, x.size(0));
+    rest_of_layer(p, w, x, masked_attention(p, w, xin), y);
     write_out(p, y.reshape({p.N, p.L, E}));
     return;
   }
