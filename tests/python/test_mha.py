@@ -425,6 +425,8 @@ def test_encoder_takes_the_nested_path_and_pads_with_zeros():
     want[pad] = 0
     close(out, want, scale=20)
     assert mha_backend.why_not_fast_path(enc, x, None, pad) == []
+    t = backends.explain("mha", enc, x, src_key_padding_mask=pad)
+    assert t.chosen == "fastpath:cpu" and "layout=0x15" in t.problem  # encoder layer, padding mask, nested
     # the same without the padding skip: valid rows agree
     mha_backend.set_fastpath_enabled(False)
     try:

@@ -233,6 +233,14 @@ class TransformerEncoder(Module):
     def __len__(self):
         return len(self.layers)
 
+    def _op_call(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+        """The op call of the first layer (what backends.explain("mha", encoder, ...) shows), padding skipped
+        when this encoder would skip it."""
+        if not len(self):
+            raise _C.BackplaneValueError("TransformerEncoder with no layers runs no op")
+        nested = not self.why_not_sparsity_fast_path(src, mask, src_key_padding_mask)
+        return self.layers[0]._op_call(src, mask, src_key_padding_mask, bool(is_causal), nested)
+
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         nested = not self.why_not_sparsity_fast_path(src, mask, src_key_padding_mask)
         x = asarray(src)
