@@ -90,8 +90,16 @@ def _time(fn, repeat, min_ms):
     return statistics.median(times)
 
 
+# Peers that are not a function of the entry's Python name: "module:function" making the callable
+# from the form's keyword arguments (the mha entry's peer is torch.nn.TransformerEncoderLayer in eval mode).
+_PEER_MAKERS = {("torch", "mha"): "backplane.nn._mha_peer:torch_encoder_layer"}
+
+
 def _peer_call(peer, op, line, dtype):
     """A callable running the peer on the problem of `line`, or None when the peer has no such function."""
+    if (peer, op) in _PEER_MAKERS:
+        module, name = _PEER_MAKERS[(peer, op)].split(":")
+        return getattr(importlib.import_module(module), name)(_C.op_form_args(op, _C.op_form_parse(op, line), dtype, True))
     dims = _C.op_form_parse(op, line)
     entry_name = _C.op_form_entry(op, dims)
     entry = next(e for e in _C.op_entries() if e["name"] == entry_name)

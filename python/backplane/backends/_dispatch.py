@@ -68,6 +68,9 @@ def explain(op, *args, **kwargs):
     """
     if not isinstance(op, str):
         raise TypeError(f"explain expects the op name as a str, but got {type(op).__name__}")
+    if args and callable(getattr(args[0], "_op_call", None)):
+        # A module (backplane.nn.MultiheadAttention, ...) first: the op call its forward would make.
+        op, args, kwargs = _module_call(op, args[0], args[1:], kwargs)
     entry = next((e["name"] for e in _C.op_entries() if op in (e["name"], e["python"].rsplit(".", 1)[1])), op)
     native = python_native.lookup(entry, *args, **kwargs)
     # The call the op would make (a SparseSemiStructuredTensor weight turns linear into sparse_linear).
@@ -76,6 +79,15 @@ def explain(op, *args, **kwargs):
     target, args, kwargs = _ops.redirect(entry, args, kwargs)
     decision = _C.op_explain(target if target != entry else op, args, kwargs)
     return Explanation(decision, native)
+
+
+def _module_call(op, module, args, kwargs):
+    entry, args, kwargs = module._op_call(*args, **kwargs)
+    ops = {e["name"]: e["op"] for e in _C.op_entries()}
+    if op not in (entry, ops[entry]):
+        raise TypeError(f"explain({op!r}, {type(module).__name__}, ...): this module runs op {ops[entry]!r} "
+                        f"(entry {entry!r}), not {op!r}")
+    return entry, args, kwargs
 
 
 def implementations(op, *names):
