@@ -11,6 +11,9 @@ void register_implementations() {
   fill_conv_native();
   fill_conv_cudnn();
   fill_fft();
+#ifdef BP_CUDA_HAVE_CUDNN
+  fill_rnn_cudnn();
+#endif
 }
 
 }  // namespace bp::cuda_impl

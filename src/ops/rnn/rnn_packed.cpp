@@ -1,0 +1,209 @@
+// packed:cpu: Backplane's own CPU RNN, on the packed weight buffer (Note
+// [RNN weight buffer]). Per layer and direction:
+//   1. the input projections of all time steps as ONE product on the matmul
+//      dispatcher (Properties::calls = {"matmul"}): X [T*B, in] @ W_ih^T
+//      + (b_ih + b_hh) (GRU: + b_ih only; its b_hn must stay inside r * (...)),
+//      so matmul's kernels, threads and knobs do the bulk of the flops;
+//   2. the recurrence, one step at a time, on W_hh packed once into panels
+//      of V hidden units (Note [Recurrent panels] in cell_kernel.h) with the
+//      cell's nonlinearity fused into the product's epilogue; threads split
+//      the blocks of units, one barrier per step (two with a projection,
+//      whose W_hr is packed the same way).
+// Dropout between layers draws the stream the front end reserved (Note [RNN
+// dropout]). f32 and f64; the reference covers f16 / bf16.
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backplane/dispatch_checks.h"
+#include "core/threads.h"
+#include "ops/matmul/impls.h"
+#include "ops/matmul/params.h"
+#include "ops/rnn/cell_step.h"
+#include "ops/rnn/params.h"
+
+namespace bp::ops::rnn {
+namespace {
+
+using cell::Epilogue;
+using cell::StepArgs;
+
+template <class T>
+struct Typed;
+template <>
+struct Typed<float> {
+  static void pack(cell::Isa i, const float* w, int g, int64_t u, int64_t k, float* p) { cell::pack_f32(i, w, g, u, k, p); }
+  static void step(cell::Isa i, const StepArgs<float>& s) { cell::step_f32(i, s); }
+};
+template <>
+struct Typed<double> {
+  static void pack(cell::Isa i, const double* w, int g, int64_t u, int64_t k, double* p) { cell::pack_f64(i, w, g, u, k, p); }
+  static void step(cell::Isa i, const StepArgs<double>& s) { cell::step_f64(i, s); }
+};
+
+// out [m, n] = a [m, k] @ w^T (w [n, k]) + bias broadcast over rows, on the matmul dispatcher.
+void input_projection(const Tensor& a, const Tensor& w, const Tensor& bias, const Tensor& out, DType dtype) {
+  matmul::Params mp;
+  mp.a = a;
+  mp.b = w.transpose(0, 1);
+  mp.out = out;
+  mp.m = a.size(0);
+  mp.k = a.size(1);
+  mp.n = w.size(0);
+  if (bias.defined()) {
+    mp.bias = bias.reshape({1, mp.n}).expand({mp.m, mp.n});
+    mp.beta = 1.0;
+  }
+  mp.dtype = dtype;
+  mp.device = Device::cpu();
+  dispatch::execute(matmul::matmul_op(), matmul::problem_of(mp), &mp);
+}
+
+Epilogue epilogue_of(Mode m) {
+  switch (m) {
+    case Mode::lstm: return Epilogue::lstm;
+    case Mode::gru: return Epilogue::gru;
+    case Mode::rnn_relu: return Epilogue::relu;
+    default: return Epilogue::tanh;
+  }
+}
+
+template <class T>
+void run_typed(const Params& p) {
+  const Config& cfg = p.cfg;
+  const int64_t TT = p.steps, B = p.batch, H = cfg.hidden_size, P = cfg.out_size(), D = cfg.dirs();
+  const int G = cfg.gates();
+  const bool proj = cfg.proj_size > 0, lstm = cfg.mode == Mode::lstm, gru = cfg.mode == Mode::gru;
+  const cell::Isa isa = cell::pick_isa();
+  const int64_t V = cell::lanes(isa, sizeof(T) == 8);
+  const int64_t blocks = (H + V - 1) / V, proj_blocks = (P + V - 1) / V;
+  const DType dt = p.dtype;
+
+  Tensor xw = Tensor::empty({TT * B, G * H}, dt);
+  std::vector<T> panel(static_cast<size_t>(blocks * P * G * V)), proj_panel(proj ? static_cast<size_t>(proj_blocks * H * V) : 0);
+  std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
+      cbuf(lstm ? static_cast<size_t>(B * H) : 0);
+  std::vector<uint8_t> active_at(p.lengths.empty() ? 0 : static_cast<size_t>(TT * B));
+  for (int64_t t = 0; t < static_cast<int64_t>(active_at.size()) / std::max<int64_t>(B, 1); ++t)
+    for (int64_t b = 0; b < B; ++b) active_at[static_cast<size_t>(t * B + b)] = t < p.length(b) ? 1 : 0;
+
+  Tensor layer_in = p.input.reshape({TT * B, cfg.input_size});
+  Tensor layer_out;
+  for (int64_t l = 0; l < cfg.num_layers; ++l) {
+    layer_out = (l + 1 == cfg.num_layers) ? p.output : Tensor::empty({TT, B, D * P}, dt);
+    T* outp = layer_out.data_ptr<T>();
+    for (int d = 0; d < D; ++d) {
+      const int64_t sd = l * D + d;
+      // 1. Input projections of every step; LSTM / RNN fold both biases in.
+      Tensor bias;
+      if (cfg.has_bias) {
+        bias = p.param(l, d, Which::b_ih);
+        if (!gru) {
+          bias = bias.clone();
+          T* bp = bias.data_ptr<T>();
+          const T* bh = p.param(l, d, Which::b_hh).template data_ptr<T>();
+          for (int64_t j = 0; j < G * H; ++j) bp[j] += bh[j];
+        }
+      }
+      input_projection(layer_in, p.param(l, d, Which::w_ih), bias, xw, dt);
+      // 2. The recurrence.
+      Typed<T>::pack(isa, p.param(l, d, Which::w_hh).template data_ptr<T>(), G, H, P, panel.data());
+      if (proj) Typed<T>::pack(isa, p.param(l, d, Which::w_hr).template data_ptr<T>(), 1, P, H, proj_panel.data());
+      std::memcpy(hbuf.data(), p.h0.data_ptr<T>() + sd * B * P, sizeof(T) * static_cast<size_t>(B * P));
+      if (lstm) std::memcpy(cbuf.data(), p.c0.data_ptr<T>() + sd * B * H, sizeof(T) * static_cast<size_t>(B * H));
+      const T* b_hh = gru && cfg.has_bias ? p.param(l, d, Which::b_hh).template data_ptr<T>() : nullptr;
+      std::vector<T> zero_bias(gru && !cfg.has_bias ? static_cast<size_t>(G * H) : 0, T(0));
+      if (gru && !cfg.has_bias) b_hh = zero_bias.data();
+      const T* xwp = xw.data_ptr<T>();
+      const int team = threads::team_size(B * H >= 4096 ? blocks : 1);
+#pragma omp parallel num_threads(team) if (team > 1)
+      {
+        for (int64_t s = 0; s < TT; ++s) {
+          const int64_t t = d == 0 ? s : TT - 1 - s;
+          T* prev = hbuf.data() + (s % 2) * B * P;
+          T* next = hbuf.data() + ((s + 1) % 2) * B * P;
+          const uint8_t* active = active_at.empty() ? nullptr : active_at.data() + t * B;
+          StepArgs<T> a;
+          a.epilogue = epilogue_of(cfg.mode);
+          a.gates = G;
+          a.rows = B;
+          a.K = P;
+          a.units = H;
+          a.panel = panel.data();
+          a.a = prev;
+          a.lda = P;
+          a.xw = xwp + t * B * G * H;
+          a.xw_ld = G * H;
+          a.b_hh = b_hh;
+          a.c = lstm ? cbuf.data() : nullptr;
+          a.c_ld = H;
+          a.out = proj ? hfull.data() : next;
+          a.out_ld = H;
+          a.keep = proj ? nullptr : prev;  // K == H without a projection
+          a.keep_ld = P;
+          a.active = active;
+#pragma omp for schedule(static)
+          for (int64_t u = 0; u < blocks; ++u) {
+            a.u0 = u;
+            a.u1 = u + 1;
+            Typed<T>::step(isa, a);
+          }
+          if (proj) {
+            StepArgs<T> q;
+            q.epilogue = Epilogue::store;
+            q.gates = 1;
+            q.rows = B;
+            q.K = H;
+            q.units = P;
+            q.panel = proj_panel.data();
+            q.a = hfull.data();
+            q.lda = H;
+            q.out = next;
+            q.out_ld = P;
+            q.keep = prev;
+            q.keep_ld = P;
+            q.active = active;
+#pragma omp for schedule(static)
+            for (int64_t u = 0; u < proj_blocks; ++u) {
+              q.u0 = u;
+              q.u1 = u + 1;
+              Typed<T>::step(isa, q);
+            }
+          }
+          // This step's output rows (zero where the entry has ended); the
+          // next step writes the other buffer, so no barrier is needed here.
+#pragma omp for schedule(static) nowait
+          for (int64_t b = 0; b < B; ++b) {
+            T* o = outp + (t * B + b) * D * P + d * P;
+            if (active == nullptr || active[b]) std::memcpy(o, next + b * P, sizeof(T) * static_cast<size_t>(P));
+            else std::fill(o, o + P, T(0));
+          }
+        }
+      }
+      std::memcpy(p.hn.data_ptr<T>() + sd * B * P, hbuf.data() + (TT % 2) * B * P, sizeof(T) * static_cast<size_t>(B * P));
+      if (lstm) std::memcpy(p.cn.data_ptr<T>() + sd * B * H, cbuf.data(), sizeof(T) * static_cast<size_t>(B * H));
+    }
+    if (l + 1 < cfg.num_layers && p.dropout_active()) {
+      const T scale = p.dropout < 1.0 ? T(1.0 / (1.0 - p.dropout)) : T(0);
+      const int64_t n = layer_out.numel();
+      for (int64_t e = 0; e < n; ++e) outp[e] = dropout_keep(p, l, e) ? outp[e] * scale : T(0);
+    }
+    layer_in = layer_out.reshape({TT * B, D * P});
+  }
+}
+
+void run(const Params& p) { p.dtype == DType::f64 ? run_typed<double>(p) : run_typed<float>(p); }
+
+}  // namespace
+
+std::unique_ptr<dispatch::Implementation> make_packed() {
+  std::vector<dispatch::Check<Params>> checks;
+  checks.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64}));
+  dispatch::Properties props;
+  props.calls = {"matmul"};  // the input projections go through matmul's dispatch
+  props.workspace = "the input projections of a layer [T*B, gates*hidden] and W_hh packed into panels";
+  return std::make_unique<dispatch::Impl<Params>>("packed:cpu", "cpu", props, std::move(checks), run);
+}
+
+}  // namespace bp::ops::rnn
