@@ -58,6 +58,25 @@ def _np_dtype_name(dtype):
     return None if dtype is None else str(np.dtype(dtype)) if not isinstance(dtype, str) else dtype
 
 
+def _flat_weight_shapes(mode, input_size, hidden_size, num_layers, bias, bidirectional, proj_size):
+    """[(name, shape)] of every parameter in PyTorch's _flat_weights order (per layer, per direction:
+    weight_ih, weight_hh, [bias_ih, bias_hh], [weight_hr]; suffix _reverse for the second direction)."""
+    gate_size = {"LSTM": 4, "GRU": 3}.get(mode, 1) * hidden_size
+    real_hidden = proj_size if proj_size > 0 else hidden_size
+    directions = 2 if bidirectional else 1
+    out = []
+    for layer in range(num_layers):
+        for direction in range(directions):
+            layer_input = input_size if layer == 0 else real_hidden * directions
+            suffix = f"_l{layer}" + ("_reverse" if direction == 1 else "")
+            out += [("weight_ih" + suffix, (gate_size, layer_input)), ("weight_hh" + suffix, (gate_size, real_hidden))]
+            if bias:
+                out += [("bias_ih" + suffix, (gate_size,)), ("bias_hh" + suffix, (gate_size,))]
+            if proj_size > 0:
+                out.append(("weight_hr" + suffix, (proj_size, hidden_size)))
+    return out
+
+
 class RNNBase:
     """The shared part of RNN, LSTM and GRU (torch.nn.RNNBase)."""
 
@@ -106,26 +125,13 @@ class RNNBase:
         self._warned_not_packed = False
         self._flat_buffer = None
         self._flat_pointers = None
-        directions = 2 if bidirectional else 1
-        real_hidden = proj_size if proj_size > 0 else hidden_size
-        gate_size = gates[mode] * hidden_size
         self._all_weights = []
-        shapes = []
-        for layer in range(num_layers):
-            for direction in range(directions):
-                layer_input = input_size if layer == 0 else real_hidden * directions
-                suffix = "_reverse" if direction == 1 else ""
-                names = [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
-                shapes += [(gate_size, layer_input), (gate_size, real_hidden)]
-                if bias:
-                    names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
-                    shapes += [(gate_size,), (gate_size,)]
-                if proj_size > 0:
-                    names.append(f"weight_hr_l{layer}{suffix}")
-                    shapes.append((proj_size, hidden_size))
-                self._all_weights.append(names)
-                self._flat_weights_names.extend(names)
-        self._shapes = dict(zip(self._flat_weights_names, shapes))
+        shapes = _flat_weight_shapes(mode, input_size, hidden_size, num_layers, bias, bidirectional, proj_size)
+        per_direction = len(shapes) // (num_layers * (2 if bidirectional else 1))
+        for at in range(0, len(shapes), per_direction):
+            self._all_weights.append([name for name, _ in shapes[at:at + per_direction]])
+        self._flat_weights_names.extend(name for name, _ in shapes)
+        self._shapes = dict(shapes)
         dtype = _np_dtype_name(dtype) or "float32"
         # reset_parameters' distribution, drawn from Backplane's default generator.
         stdv = 1.0 / math.sqrt(hidden_size)

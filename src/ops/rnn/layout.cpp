@@ -3,6 +3,8 @@
 
 #include <atomic>
 
+#include "backends/cuda/cuda_loader.h"
+#include "ops/common/cuda_slot.h"
 #include "ops/rnn/params.h"
 
 namespace bp::ops::rnn {
@@ -100,15 +102,18 @@ std::atomic<CudnnLayoutFn> g_cudnn_layout{nullptr};
 void set_cudnn_layout_fn(CudnnLayoutFn fn) { g_cudnn_layout.store(fn); }
 
 WeightLayout cudnn_layout(const Config& c, DType dtype, int device) {
+  (void)rnn_op();  // the ops are registered ...
+  (void)bp::cuda::api();  // ... and backplane_cuda loaded (its fill sets the function), when it can be
   const CudnnLayoutFn fn = g_cudnn_layout.load();
   if (fn == nullptr) {
-    // The CUDA rows' availability says why (not built, library not loaded, no cuDNN).
-    (void)rnn_op();
-    throw_runtime("rnn", "rnn: cuDNN's RNN weight layout needs backplane_cuda with cuDNN loaded (CUDA device " +
-                             std::to_string(device) + ")");
+    const auto why = unfilled_cuda_slot("cudnn");
+    throw_runtime("rnn", "rnn: cuDNN's RNN weight layout (CUDA device " + std::to_string(device) +
+                             ") needs cudnn:rnn, which is " + (why ? why->reason : std::string("not filled")));
   }
+  if (cuda_device_env(Device::cuda(device)).sm_major == 0)
+    throw_runtime("rnn", "rnn: cuDNN's RNN weight layout needs CUDA device " + std::to_string(device) +
+                             ", which is not available here (backplane.cuda.unavailable_reason() says why)");
   c.validate("rnn");
-  (void)dtype;
   return fn(c, dtype, device);
 }
 
