@@ -14,6 +14,7 @@ struct F32 {
   typedef float vec __attribute__((vector_size(32)));
   typedef int32_t ivec __attribute__((vector_size(32)));
   static vec fma(vec a, vec b, vec c) { return (vec)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
+  static vec splat(T x) { return (vec)_mm256_set1_ps(x); }
   static constexpr int rows4 = 3, rows3 = 4, rows1 = 8;  // 16 registers
 };
 struct F64 {
@@ -22,6 +23,7 @@ struct F64 {
   typedef double vec __attribute__((vector_size(32)));
   typedef int64_t ivec __attribute__((vector_size(32)));
   static vec fma(vec a, vec b, vec c) { return (vec)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
+  static vec splat(T x) { return (vec)_mm256_set1_pd(x); }
   static constexpr int rows4 = 3, rows3 = 4, rows1 = 8;
 };
 

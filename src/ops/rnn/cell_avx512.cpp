@@ -14,6 +14,7 @@ struct F32 {
   typedef float vec __attribute__((vector_size(64)));
   typedef int32_t ivec __attribute__((vector_size(64)));
   static vec fma(vec a, vec b, vec c) { return (vec)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+  static vec splat(T x) { return (vec)_mm512_set1_ps(x); }
   static constexpr int rows4 = 6, rows3 = 8, rows1 = 8;  // 32 registers
 };
 struct F64 {
@@ -22,6 +23,7 @@ struct F64 {
   typedef double vec __attribute__((vector_size(64)));
   typedef int64_t ivec __attribute__((vector_size(64)));
   static vec fma(vec a, vec b, vec c) { return (vec)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
+  static vec splat(T x) { return (vec)_mm512_set1_pd(x); }
   static constexpr int rows4 = 6, rows3 = 8, rows1 = 8;
 };
 

@@ -15,6 +15,7 @@ struct F32 {
   typedef float vec __attribute__((vector_size(16)));
   typedef int32_t ivec __attribute__((vector_size(16)));
   static vec fma(vec a, vec b, vec c) { return a * b + c; }
+  static vec splat(T x) { return vec{x, x, x, x}; }
   static constexpr int rows4 = 3, rows3 = 4, rows1 = 8;
 };
 struct F64 {
@@ -23,6 +24,7 @@ struct F64 {
   typedef double vec __attribute__((vector_size(16)));
   typedef int64_t ivec __attribute__((vector_size(16)));
   static vec fma(vec a, vec b, vec c) { return a * b + c; }
+  static vec splat(T x) { return vec{x, x}; }
   static constexpr int rows4 = 3, rows3 = 4, rows1 = 8;
 };
 

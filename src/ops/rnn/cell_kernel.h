@@ -34,12 +34,9 @@ struct Kernel {
   using T = typename Traits::T;
   using vec = typename Traits::vec;
   static constexpr int V = Traits::V;
+  static constexpr int64_t kPrefetchK = 16;  // how far ahead (in k) the batch-1 loop prefetches the panel
 
-  static vec splat(T x) {
-    vec v;
-    for (int i = 0; i < V; ++i) v[i] = x;
-    return v;
-  }
+  static vec splat(T x) { return Traits::splat(x); }
   static vec load(const T* p, int n) {
     vec v;
     if (n == V) {
@@ -95,6 +92,9 @@ struct Kernel {
       for (; k + 1 < K; k += 2) {
         const vec x0 = splat(a[k]), x1 = splat(a[k + 1]);
         const T* w = panel + k * G * V;
+        // Batch 1 streams W_hh once per step from L3: fetch a few k ahead.
+        const char* ahead = reinterpret_cast<const char*>(w + kPrefetchK * G * V);
+        for (size_t off = 0; off < 2 * G * sizeof(vec); off += 64) __builtin_prefetch(ahead + off);
         for (int g = 0; g < G; ++g) {
           vec w0, w1;
           std::memcpy(&w0, w + g * V, sizeof(vec));
@@ -142,20 +142,25 @@ struct Kernel {
       }
       const T* x = s.xw == nullptr ? nullptr : s.xw + b * s.xw_ld + j0;
       const int64_t H = s.units;
+      // This step's input projection of gate g, plus the folded input bias (if any).
+      auto xin = [&](int g) {
+        const vec v = load(x + g * H, n);
+        return s.x_bias == nullptr ? v : v + load(s.x_bias + g * H + j0, n);
+      };
       switch (s.epilogue) {
         case Epilogue::store: store(out, acc[r][0], n); break;
-        case Epilogue::tanh: store(out, tanh(acc[r][0] + load(x, n)), n); break;
+        case Epilogue::tanh: store(out, tanh(acc[r][0] + xin(0)), n); break;
         case Epilogue::relu: {
-          const vec v = acc[r][0] + load(x, n);
+          const vec v = acc[r][0] + xin(0);
           store(out, v > splat(T(0)) ? v : (v != v ? v : splat(T(0))), n);
           break;
         }
         case Epilogue::lstm: {
           if constexpr (G == 4) {
-            const vec i = sigmoid(acc[r][0] + load(x, n));
-            const vec f = sigmoid(acc[r][1] + load(x + H, n));
-            const vec g = tanh(acc[r][2] + load(x + 2 * H, n));
-            const vec o = sigmoid(acc[r][3] + load(x + 3 * H, n));
+            const vec i = sigmoid(acc[r][0] + xin(0));
+            const vec f = sigmoid(acc[r][1] + xin(1));
+            const vec g = tanh(acc[r][2] + xin(2));
+            const vec o = sigmoid(acc[r][3] + xin(3));
             T* c = s.c + b * s.c_ld + j0;
             const vec c1 = Traits::fma(f, load(c, n), i * g);
             store(c, c1, n);
@@ -167,9 +172,9 @@ struct Kernel {
           if constexpr (G == 3) {
             const vec hr = acc[r][0] + load(s.b_hh + j0, n), hz = acc[r][1] + load(s.b_hh + H + j0, n);
             const vec hn = acc[r][2] + load(s.b_hh + 2 * H + j0, n);
-            const vec rg = sigmoid(load(x, n) + hr);
-            const vec z = sigmoid(load(x + H, n) + hz);
-            const vec nn = tanh(Traits::fma(rg, hn, load(x + 2 * H, n)));
+            const vec rg = sigmoid(xin(0) + hr);
+            const vec z = sigmoid(xin(1) + hz);
+            const vec nn = tanh(Traits::fma(rg, hn, xin(2)));
             const vec hp = load(s.keep + b * s.keep_ld + j0, n);
             store(out, Traits::fma(z, hp - nn, nn), n);
           }
@@ -179,19 +184,26 @@ struct Kernel {
     }
   }
 
+  // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
+  // a small remainder with few accumulators per panel load.
   template <int G, int R>
   static void rows_of(const StepArgs<T>& s, int64_t u) {
+    const int64_t blocks = (s.rows + R - 1) / R;
+    const int64_t base = s.rows / blocks, extra = s.rows % blocks;
     int64_t b = 0;
-    for (; b + R <= s.rows; b += R) block<G, R>(s, b, u);
-    switch (s.rows - b) {  // the remainder, one block of its own size
-      case 0: break;
-      case 1: block<G, 1>(s, b, u); break;
-      case 2: if constexpr (R > 2) block<G, 2>(s, b, u); break;
-      case 3: if constexpr (R > 3) block<G, 3>(s, b, u); break;
-      case 4: if constexpr (R > 4) block<G, 4>(s, b, u); break;
-      case 5: if constexpr (R > 5) block<G, 5>(s, b, u); break;
-      case 6: if constexpr (R > 6) block<G, 6>(s, b, u); break;
-      default: if constexpr (R > 7) block<G, 7>(s, b, u); break;
+    for (int64_t i = 0; i < blocks; ++i) {
+      const int64_t r = base + (i < extra ? 1 : 0);
+      switch (r) {
+        case 1: block<G, 1>(s, b, u); break;
+        case 2: if constexpr (R >= 2) block<G, 2>(s, b, u); break;
+        case 3: if constexpr (R >= 3) block<G, 3>(s, b, u); break;
+        case 4: if constexpr (R >= 4) block<G, 4>(s, b, u); break;
+        case 5: if constexpr (R >= 5) block<G, 5>(s, b, u); break;
+        case 6: if constexpr (R >= 6) block<G, 6>(s, b, u); break;
+        case 7: if constexpr (R >= 7) block<G, 7>(s, b, u); break;
+        default: if constexpr (R >= 8) block<G, 8>(s, b, u); break;
+      }
+      b += r;
     }
   }
 

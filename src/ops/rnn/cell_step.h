@@ -26,8 +26,9 @@ struct StepArgs {
   const T* panel = nullptr; // packed weights (Note [Recurrent panels])
   const T* a = nullptr;     // h_prev (or h_full for the projection) [rows, K]
   int64_t lda = 0;
-  const T* xw = nullptr;    // this step's input projection [rows, G * units] (biases folded), or null
+  const T* xw = nullptr;    // this step's input projection [rows, G * units], or null
   int64_t xw_ld = 0;
+  const T* x_bias = nullptr;  // added to xw: b_ih (+ b_hh for LSTM / RNN) [G * units], or null
   const T* b_hh = nullptr;  // GRU: the recurrent bias [3 * units]
   T* c = nullptr;           // LSTM: the cell state [rows, units], updated in place
   int64_t c_ld = 0;

@@ -1,9 +1,11 @@
 // packed:cpu: Backplane's own CPU RNN, on the packed weight buffer (Note
 // [RNN weight buffer]). Per layer and direction:
 //   1. the input projections of all time steps as ONE product on the matmul
-//      dispatcher (Properties::calls = {"matmul"}): X [T*B, in] @ W_ih^T
-//      + (b_ih + b_hh) (GRU: + b_ih only; its b_hn must stay inside r * (...)),
-//      so matmul's kernels, threads and knobs do the bulk of the flops;
+//      dispatcher (Properties::calls = {"matmul"}): X [T*B, in] @ W_ih^T,
+//      so matmul's kernels, threads and knobs do the bulk of the flops; the
+//      biases (b_ih + b_hh; GRU: b_ih only, its b_hn must stay inside
+//      r * (...)) are added in the step's epilogue, where the projection is
+//      read anyway (a broadcast bias in the product would cost a pass);
 //   2. the recurrence, one step at a time, on W_hh packed once into panels
 //      of V hidden units (Note [Recurrent panels] in cell_kernel.h) with the
 //      cell's nonlinearity fused into the product's epilogue; threads split
@@ -42,8 +44,8 @@ struct Typed<double> {
   static void step(cell::Isa i, const StepArgs<double>& s) { cell::step_f64(i, s); }
 };
 
-// out [m, n] = a [m, k] @ w^T (w [n, k]) + bias broadcast over rows, on the matmul dispatcher.
-void input_projection(const Tensor& a, const Tensor& w, const Tensor& bias, const Tensor& out, DType dtype) {
+// out [m, n] = a [m, k] @ w^T (w [n, k]), on the matmul dispatcher.
+void input_projection(const Tensor& a, const Tensor& w, const Tensor& out, DType dtype) {
   matmul::Params mp;
   mp.a = a;
   mp.b = w.transpose(0, 1);
@@ -51,10 +53,6 @@ void input_projection(const Tensor& a, const Tensor& w, const Tensor& bias, cons
   mp.m = a.size(0);
   mp.k = a.size(1);
   mp.n = w.size(0);
-  if (bias.defined()) {
-    mp.bias = bias.reshape({1, mp.n}).expand({mp.m, mp.n});
-    mp.beta = 1.0;
-  }
   mp.dtype = dtype;
   mp.device = Device::cpu();
   dispatch::execute(matmul::matmul_op(), matmul::problem_of(mp), &mp);
@@ -95,7 +93,7 @@ void run_typed(const Params& p) {
     T* outp = layer_out.data_ptr<T>();
     for (int d = 0; d < D; ++d) {
       const int64_t sd = l * D + d;
-      // 1. Input projections of every step; LSTM / RNN fold both biases in.
+      // 1. Input projections of every step (LSTM / RNN: both biases folded into one, added per step).
       Tensor bias;
       if (cfg.has_bias) {
         bias = p.param(l, d, Which::b_ih);
@@ -106,7 +104,8 @@ void run_typed(const Params& p) {
           for (int64_t j = 0; j < G * H; ++j) bp[j] += bh[j];
         }
       }
-      input_projection(layer_in, p.param(l, d, Which::w_ih), bias, xw, dt);
+      input_projection(layer_in, p.param(l, d, Which::w_ih), xw, dt);
+      const T* x_bias = bias.defined() ? bias.template data_ptr<T>() : nullptr;
       // 2. The recurrence.
       Typed<T>::pack(isa, p.param(l, d, Which::w_hh).template data_ptr<T>(), G, H, P, panel.data());
       if (proj) Typed<T>::pack(isa, p.param(l, d, Which::w_hr).template data_ptr<T>(), 1, P, H, proj_panel.data());
@@ -135,6 +134,7 @@ void run_typed(const Params& p) {
           a.lda = P;
           a.xw = xwp + t * B * G * H;
           a.xw_ld = G * H;
+          a.x_bias = x_bias;
           a.b_hh = b_hh;
           a.c = lstm ? cbuf.data() : nullptr;
           a.c_ld = H;

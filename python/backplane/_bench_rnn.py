@@ -1,0 +1,30 @@
+"""The peer of ``python -m backplane.bench rnn --peer torch``: PyTorch's nn.LSTM / GRU / RNN module of the
+same configuration (its CPU path: oneDNN or its own), timed as ``module(x)`` under ``torch.no_grad()``, on the
+same input. NumPy has no RNN: no peer call then."""
+
+_MODES = ("RNN_RELU", "RNN_TANH", "LSTM", "GRU")
+
+
+def peer_call(peer, kwargs):
+    """A callable running the peer on the problem of the bench form's arguments ``kwargs``, or None."""
+    if peer != "torch":
+        return None
+    import torch
+
+    mode = kwargs["mode"]
+    common = dict(num_layers=kwargs["num_layers"], bidirectional=kwargs["bidirectional"])
+    if mode == "LSTM":
+        module = torch.nn.LSTM(kwargs["input_size"], kwargs["hidden_size"], proj_size=kwargs["proj_size"], **common)
+    elif mode == "GRU":
+        module = torch.nn.GRU(kwargs["input_size"], kwargs["hidden_size"], **common)
+    else:
+        module = torch.nn.RNN(kwargs["input_size"], kwargs["hidden_size"],
+                              nonlinearity="relu" if mode == "RNN_RELU" else "tanh", **common)
+    x = torch.from_dlpack(kwargs["input"])
+    module = module.to(x.dtype).eval()
+
+    def call():
+        with torch.no_grad():
+            return module(x)
+
+    return call
