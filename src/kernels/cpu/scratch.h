@@ -14,7 +14,16 @@
 
 namespace bp::kernels::cpu {
 
-enum class ScratchSlot { winograd_weights, winograd_input, winograd_output, direct_weights, direct_input, count };
+enum class ScratchSlot {
+  winograd_weights,
+  winograd_input,
+  winograd_output,
+  direct_weights,
+  direct_input,
+  rnn_projection,  // packed:cpu's input projections of a layer
+  rnn_panels,      // packed:cpu's recurrent (and projection) panels
+  count
+};
 
 // At least `floats` floats, 64-byte aligned, uninitialised.
 float* scratch(ScratchSlot slot, std::size_t floats);

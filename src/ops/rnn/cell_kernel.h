@@ -22,8 +22,10 @@
 // below an ulp or two), sigmoid(x) = 1 / (1 + exp(-x)) and tanh(x) =
 // 1 - 2 / (1 + exp(2x)); NaN propagates.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "ops/rnn/cell_step.h"
 
@@ -34,7 +36,8 @@ struct Kernel {
   using T = typename Traits::T;
   using vec = typename Traits::vec;
   static constexpr int V = Traits::V;
-  static constexpr int64_t kPrefetchK = 16;  // how far ahead (in k) the batch-1 loop prefetches the panel
+  static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
+  static constexpr int64_t kL1Bytes = 16 << 10;  // the panel slice the row blocks share in L1
 
   static vec splat(T x) { return Traits::splat(x); }
   static vec load(const T* p, int n) {
@@ -80,10 +83,9 @@ struct Kernel {
   static vec tanh(vec x) { return splat(T(1)) - splat(T(2)) / (splat(T(1)) + exp(x + x)); }
 
   // acc[r][g] = sum_k a[r][k] * panel[k][g] for R rows of a (row stride lda).
+  // acc[r][g] (+)= sum over k in [0, K) of a[r][k] * panel[k][g]; `a` and `panel` start at the range's first k.
   template <int G, int R>
   static void product(const T* a, int64_t lda, const T* panel, int64_t K, vec (&acc)[R][G]) {
-    for (int r = 0; r < R; ++r)
-      for (int g = 0; g < G; ++g) acc[r][g] = splat(T(0));
     if constexpr (R == 1) {
       // One row (batch 1): a second set of accumulators over odd k breaks the FMA latency chain.
       vec odd[G];
@@ -124,12 +126,24 @@ struct Kernel {
     }
   }
 
-  // One block of R rows starting at row b0, units u*V .. u*V + n - 1.
+  // One block of R rows starting at row b0, units u*V .. u*V + n - 1, over k in [k0, k1): the
+  // partial sums of earlier ranges come from (and, before the last range, go back to) `partial`
+  // ([rows][G * V]); the last range ends in the epilogue.
   template <int G, int R>
-  static void block(const StepArgs<T>& s, int64_t b0, int64_t u) {
+  static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial) {
     vec acc[R][G];
-    const T* panel = s.panel + u * s.K * G * V;
-    product<G, R>(s.a + b0 * s.lda, s.lda, panel, s.K, acc);
+    for (int r = 0; r < R; ++r)
+      for (int g = 0; g < G; ++g) {
+        if (k0 == 0) acc[r][g] = splat(T(0));
+        else std::memcpy(&acc[r][g], partial + ((b0 + r) * G + g) * V, sizeof(vec));
+      }
+    const T* panel = s.panel + (u * s.K + k0) * G * V;
+    product<G, R>(s.a + b0 * s.lda + k0, s.lda, panel, k1 - k0, acc);
+    if (k1 < s.K) {
+      for (int r = 0; r < R; ++r)
+        for (int g = 0; g < G; ++g) std::memcpy(partial + ((b0 + r) * G + g) * V, &acc[r][g], sizeof(vec));
+      return;
+    }
     const int64_t j0 = u * V;
     const int n = static_cast<int>(s.units - j0 < V ? s.units - j0 : V);
     for (int r = 0; r < R; ++r) {
@@ -185,25 +199,33 @@ struct Kernel {
   }
 
   // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
-  // a small remainder with few accumulators per panel load.
+  // a small remainder with few accumulators per panel load. With several blocks, k goes in ranges whose
+  // slice of the panel (about 16 KiB) stays in L1 while every block uses it (Note [Recurrent panels]).
   template <int G, int R>
   static void rows_of(const StepArgs<T>& s, int64_t u) {
     const int64_t blocks = (s.rows + R - 1) / R;
     const int64_t base = s.rows / blocks, extra = s.rows % blocks;
-    int64_t b = 0;
-    for (int64_t i = 0; i < blocks; ++i) {
-      const int64_t r = base + (i < extra ? 1 : 0);
-      switch (r) {
-        case 1: block<G, 1>(s, b, u); break;
-        case 2: if constexpr (R >= 2) block<G, 2>(s, b, u); break;
-        case 3: if constexpr (R >= 3) block<G, 3>(s, b, u); break;
-        case 4: if constexpr (R >= 4) block<G, 4>(s, b, u); break;
-        case 5: if constexpr (R >= 5) block<G, 5>(s, b, u); break;
-        case 6: if constexpr (R >= 6) block<G, 6>(s, b, u); break;
-        case 7: if constexpr (R >= 7) block<G, 7>(s, b, u); break;
-        default: if constexpr (R >= 8) block<G, 8>(s, b, u); break;
+    const int64_t chunk = blocks == 1 ? s.K : std::max<int64_t>(16, kL1Bytes / (G * V * int64_t(sizeof(T))));
+    thread_local std::vector<T> partial;
+    if (chunk < s.K && partial.size() < static_cast<size_t>(s.rows * G * V)) partial.resize(static_cast<size_t>(s.rows * G * V));
+    for (int64_t k0 = 0; k0 < s.K; k0 += chunk) {
+      const int64_t k1 = std::min(s.K, k0 + chunk);
+      int64_t b = 0;
+      for (int64_t i = 0; i < blocks; ++i) {
+        const int64_t r = base + (i < extra ? 1 : 0);
+        T* part = partial.data();
+        switch (r) {
+          case 1: block<G, 1>(s, b, u, k0, k1, part); break;
+          case 2: if constexpr (R >= 2) block<G, 2>(s, b, u, k0, k1, part); break;
+          case 3: if constexpr (R >= 3) block<G, 3>(s, b, u, k0, k1, part); break;
+          case 4: if constexpr (R >= 4) block<G, 4>(s, b, u, k0, k1, part); break;
+          case 5: if constexpr (R >= 5) block<G, 5>(s, b, u, k0, k1, part); break;
+          case 6: if constexpr (R >= 6) block<G, 6>(s, b, u, k0, k1, part); break;
+          case 7: if constexpr (R >= 7) block<G, 7>(s, b, u, k0, k1, part); break;
+          default: if constexpr (R >= 8) block<G, 8>(s, b, u, k0, k1, part); break;
+        }
+        b += r;
       }
-      b += r;
     }
   }
 

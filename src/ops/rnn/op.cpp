@@ -118,6 +118,8 @@ OpSpec spec() {
   s.form = form();
   s.bench.peer_libraries = {"ref"};
   s.bench.peer_text = "the reference (python -m backplane.bench rnn --peer torch adds PyTorch's CPU LSTM)";
+  s.bench.extras_title = "flatten_parameters: a packed buffer vs weights repacked on every call (1 thread)";
+  s.bench.extras = bench_extras;
   return s;
 }
 

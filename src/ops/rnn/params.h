@@ -136,6 +136,9 @@ dispatch::Op& rnn_op();
 dispatch::Problem problem_of(const Params& p);
 std::vector<EntrySpec> entries();  // rnn.cpp: rnn, rnn_weight_layout, rnn_pack_weights
 
+// `backplane bench rnn`'s extra measurements (bench_extras.cpp).
+std::vector<std::pair<std::string, double>> bench_extras();
+
 // The makers: rnn_packed.cpp, rnn_ref.cpp, op.cpp's CUDA slot.
 std::unique_ptr<dispatch::Implementation> make_packed();
 std::unique_ptr<dispatch::Implementation> make_ref();

@@ -20,6 +20,7 @@
 
 #include "backplane/dispatch_checks.h"
 #include "core/threads.h"
+#include "kernels/cpu/scratch.h"
 #include "ops/matmul/impls.h"
 #include "ops/matmul/params.h"
 #include "ops/rnn/cell_step.h"
@@ -58,6 +59,23 @@ void input_projection(const Tensor& a, const Tensor& w, const Tensor& out, DType
   dispatch::execute(matmul::matmul_op(), matmul::problem_of(mp), &mp);
 }
 
+// A tensor over memory owned elsewhere (a kernel scratch slot, Note [Kernel scratch]).
+Tensor over(void* data, const Shape& shape, DType dtype) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  auto storage = std::make_shared<Storage>(data, static_cast<std::size_t>(n) * dtype_itemsize(dtype), Device::cpu(),
+                                           std::function<void()>());
+  return Tensor::from_storage(storage, shape, contiguous_strides(shape), 0, dtype);
+}
+
+// `count` elements of T in a scratch slot (reused across calls: a fresh block of
+// tens of MiB would be faulted in page by page on every call).
+template <class T>
+T* scratch_of(kernels::cpu::ScratchSlot slot, int64_t count) {
+  const auto floats = static_cast<std::size_t>(count) * sizeof(T) / sizeof(float);
+  return reinterpret_cast<T*>(kernels::cpu::scratch(slot, std::max<std::size_t>(floats, 1)));
+}
+
 Epilogue epilogue_of(Mode m) {
   switch (m) {
     case Mode::lstm: return Epilogue::lstm;
@@ -78,8 +96,11 @@ void run_typed(const Params& p) {
   const int64_t blocks = (H + V - 1) / V, proj_blocks = (P + V - 1) / V;
   const DType dt = p.dtype;
 
-  Tensor xw = Tensor::empty({TT * B, G * H}, dt);
-  std::vector<T> panel(static_cast<size_t>(blocks * P * G * V)), proj_panel(proj ? static_cast<size_t>(proj_blocks * H * V) : 0);
+  using kernels::cpu::ScratchSlot;
+  const Tensor xw = over(scratch_of<T>(ScratchSlot::rnn_projection, TT * B * G * H), {TT * B, G * H}, dt);
+  const int64_t panel_size = blocks * P * G * V, proj_size = proj ? proj_blocks * H * V : 0;
+  T* const panel = scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
+  T* const proj_panel = panel + panel_size;
   std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
       cbuf(lstm ? static_cast<size_t>(B * H) : 0);
   std::vector<uint8_t> active_at(p.lengths.empty() ? 0 : static_cast<size_t>(TT * B));
@@ -107,8 +128,8 @@ void run_typed(const Params& p) {
       input_projection(layer_in, p.param(l, d, Which::w_ih), xw, dt);
       const T* x_bias = bias.defined() ? bias.template data_ptr<T>() : nullptr;
       // 2. The recurrence.
-      Typed<T>::pack(isa, p.param(l, d, Which::w_hh).template data_ptr<T>(), G, H, P, panel.data());
-      if (proj) Typed<T>::pack(isa, p.param(l, d, Which::w_hr).template data_ptr<T>(), 1, P, H, proj_panel.data());
+      Typed<T>::pack(isa, p.param(l, d, Which::w_hh).template data_ptr<T>(), G, H, P, panel);
+      if (proj) Typed<T>::pack(isa, p.param(l, d, Which::w_hr).template data_ptr<T>(), 1, P, H, proj_panel);
       std::memcpy(hbuf.data(), p.h0.data_ptr<T>() + sd * B * P, sizeof(T) * static_cast<size_t>(B * P));
       if (lstm) std::memcpy(cbuf.data(), p.c0.data_ptr<T>() + sd * B * H, sizeof(T) * static_cast<size_t>(B * H));
       const T* b_hh = gru && cfg.has_bias ? p.param(l, d, Which::b_hh).template data_ptr<T>() : nullptr;
@@ -129,7 +150,7 @@ void run_typed(const Params& p) {
           a.rows = B;
           a.K = P;
           a.units = H;
-          a.panel = panel.data();
+          a.panel = panel;
           a.a = prev;
           a.lda = P;
           a.xw = xwp + t * B * G * H;
@@ -156,7 +177,7 @@ void run_typed(const Params& p) {
             q.rows = B;
             q.K = H;
             q.units = P;
-            q.panel = proj_panel.data();
+            q.panel = proj_panel;
             q.a = hfull.data();
             q.lda = H;
             q.out = next;
