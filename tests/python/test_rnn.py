@@ -481,3 +481,22 @@ def test_cudnn_helpers_without_a_gpu():
     table = str(backends.explain("rnn", backplane.asarray(np.zeros((2, 1, 3), np.float32)),
                                  nn.GRU(3, 4)._flat_buffer, mode="GRU", input_size=3, hidden_size=4))
     assert "cudnn:rnn" in table and "packed:cpu" in table and "ref:any" in table
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH"])
+def test_two_threads_split_the_units(mode):
+    # B * hidden >= 4096: packed:cpu splits the blocks of units over the team (one barrier per step).
+    kw = {"proj_size": 40} if mode == "LSTM" else {}
+    m = make(mode, 5, 130, bidirectional=True, dtype="float64", **kw)
+    x = rand((3, 33, 5), 21)
+    lengths = [3] * 20 + [2] * 7 + [1] * 6
+    before = backplane.get_num_threads()
+    backplane.set_num_threads(min(2, backplane.max_num_threads()))
+    try:
+        out, state = run(m, pack_padded_sequence(backplane.asarray(x), lengths), impl="packed:cpu")
+    finally:
+        backplane.set_num_threads(before)
+    h, _ = split_state(mode, state)
+    ref_out, ref_h, _ = rnn_oracle.run(mode, state64(m), x, 1, True, lengths=lengths)
+    np.testing.assert_allclose(arr(pad_packed_sequence(out)[0]), ref_out, atol=1e-12)
+    np.testing.assert_allclose(arr(h), ref_h, atol=1e-12)
