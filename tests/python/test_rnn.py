@@ -69,6 +69,7 @@ CONFIGS = [  # (input, hidden, layers, bidirectional, proj, batch, steps)
     (5, 17, 1, True, 0, 9, 3),   # a panel tail of 1 unit; 9 rows
     (2, 33, 3, False, 0, 1, 6),  # batch 1 (the matrix-vector path), 3 layers
     (6, 8, 2, False, 3, 4, 4),   # LSTM only: projection
+    (7, 19, 2, True, 5, 1, 3),   # LSTM only: projection at batch 1 (W_hh and W_hr read row by row)
 ]
 
 

@@ -137,8 +137,7 @@ struct Kernel {
         if (k0 == 0) acc[r][g] = splat(T(0));
         else std::memcpy(&acc[r][g], partial + ((b0 + r) * G + g) * V, sizeof(vec));
       }
-    const T* panel = s.panel + (u * s.K + k0) * G * V;
-    product<G, R>(s.a + b0 * s.lda + k0, s.lda, panel, k1 - k0, acc);
+    if (k1 > k0) product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, k1 - k0, acc);
     if (k1 < s.K) {
       for (int r = 0; r < R; ++r)
         for (int g = 0; g < G; ++g) std::memcpy(partial + ((b0 + r) * G + g) * V, &acc[r][g], sizeof(vec));
@@ -229,7 +228,63 @@ struct Kernel {
     }
   }
 
+  // sum_k w[k] * x[k] for four rows w0..w3 at once (two accumulators each over k).
+  static void dot4(const T* w0, const T* w1, const T* w2, const T* w3, const T* x, int64_t K, T* out) {
+    vec acc[4] = {splat(T(0)), splat(T(0)), splat(T(0)), splat(T(0))};
+    const T* rows[4] = {w0, w1, w2, w3};
+    int64_t k = 0;
+    for (; k + V <= K; k += V) {
+      vec xv;
+      std::memcpy(&xv, x + k, sizeof(vec));
+      for (int r = 0; r < 4; ++r) {
+        vec wv;
+        std::memcpy(&wv, rows[r] + k, sizeof(vec));
+        acc[r] = Traits::fma(wv, xv, acc[r]);
+      }
+    }
+    for (int r = 0; r < 4; ++r) {
+      T sum = T(0);
+      for (int i = 0; i < V; ++i) sum += acc[r][i];
+      for (int64_t kk = k; kk < K; ++kk) sum += rows[r][kk] * x[kk];
+      out[r] = sum;
+    }
+  }
+
+  // Batch 1 (Note [Recurrent panels]): the product of a unit block is G * V row dot products on W as it
+  // lies in the buffer (PyTorch's [G * units, K] rows, streamed in order, nothing packed), gathered into
+  // the accumulator layout of `block`, whose epilogue then runs as for the panels.
+  template <int G>
+  static void unit_block_by_rows(const StepArgs<T>& s, int64_t u, T* sums) {
+    const int64_t j0 = u * V;
+    const int n = static_cast<int>(s.units - j0 < V ? s.units - j0 : V);
+    for (int g = 0; g < G; ++g) {
+      T* out = sums + g * V;
+      const T* base = s.w_rows + (g * s.units + j0) * s.K;
+      int v = 0;
+      for (; v + 4 <= n; v += 4)
+        dot4(base + v * s.K, base + (v + 1) * s.K, base + (v + 2) * s.K, base + (v + 3) * s.K, s.a, s.K, out + v);
+      for (; v < n; ++v) {
+        T tail[4];
+        dot4(base + v * s.K, base + v * s.K, base + v * s.K, base + v * s.K, s.a, s.K, tail);
+        out[v] = tail[0];
+      }
+      for (; v < V; ++v) out[v] = T(0);
+    }
+    block<G, 1>(s, 0, u, s.K, s.K, sums);
+  }
+
   static void step(const StepArgs<T>& s) {
+    if (s.w_rows != nullptr) {
+      T sums[4 * V];
+      for (int64_t u = s.u0; u < s.u1; ++u) {
+        switch (s.gates) {
+          case 4: unit_block_by_rows<4>(s, u, sums); break;
+          case 3: unit_block_by_rows<3>(s, u, sums); break;
+          default: unit_block_by_rows<1>(s, u, sums); break;
+        }
+      }
+      return;
+    }
     for (int64_t u = s.u0; u < s.u1; ++u) {
       switch (s.gates) {
         case 4: rows_of<4, Traits::rows4>(s, u); break;

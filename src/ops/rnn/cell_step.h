@@ -24,6 +24,7 @@ struct StepArgs {
   int64_t units = 0;        // units per gate (H; P for the projection)
   int64_t u0 = 0, u1 = 0;   // the blocks of V units this call does
   const T* panel = nullptr; // packed weights (Note [Recurrent panels])
+  const T* w_rows = nullptr;  // or, for one row (batch 1), the weights as they lie: [G * units, K] row-major
   const T* a = nullptr;     // h_prev (or h_full for the projection) [rows, K]
   int64_t lda = 0;
   const T* xw = nullptr;    // this step's input projection [rows, G * units], or null

@@ -99,8 +99,8 @@ void run_typed(const Params& p) {
   using kernels::cpu::ScratchSlot;
   const Tensor xw = over(scratch_of<T>(ScratchSlot::rnn_projection, TT * B * G * H), {TT * B, G * H}, dt);
   const int64_t panel_size = blocks * P * G * V, proj_size = proj ? proj_blocks * H * V : 0;
-  T* const panel = scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
-  T* const proj_panel = panel + panel_size;
+  T* const panel = B == 1 ? nullptr : scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
+  T* const proj_panel = panel == nullptr ? nullptr : panel + panel_size;
   std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
       cbuf(lstm ? static_cast<size_t>(B * H) : 0);
   std::vector<uint8_t> active_at(p.lengths.empty() ? 0 : static_cast<size_t>(TT * B));
@@ -128,8 +128,15 @@ void run_typed(const Params& p) {
       input_projection(layer_in, p.param(l, d, Which::w_ih), xw, dt);
       const T* x_bias = bias.defined() ? bias.template data_ptr<T>() : nullptr;
       // 2. The recurrence.
-      Typed<T>::pack(isa, p.param(l, d, Which::w_hh).template data_ptr<T>(), G, H, P, panel);
-      if (proj) Typed<T>::pack(isa, p.param(l, d, Which::w_hr).template data_ptr<T>(), 1, P, H, proj_panel);
+      // Batch 1 reads W_hh (and W_hr) where they lie, row by row: a step streams them once whatever their
+      // order, so packing them would only add a pass (Note [Recurrent panels]).
+      const bool by_rows = B == 1;
+      const T* w_hh = p.param(l, d, Which::w_hh).template data_ptr<T>();
+      const T* w_hr = proj ? p.param(l, d, Which::w_hr).template data_ptr<T>() : nullptr;
+      if (!by_rows) {
+        Typed<T>::pack(isa, w_hh, G, H, P, panel);
+        if (proj) Typed<T>::pack(isa, w_hr, 1, P, H, proj_panel);
+      }
       std::memcpy(hbuf.data(), p.h0.data_ptr<T>() + sd * B * P, sizeof(T) * static_cast<size_t>(B * P));
       if (lstm) std::memcpy(cbuf.data(), p.c0.data_ptr<T>() + sd * B * H, sizeof(T) * static_cast<size_t>(B * H));
       const T* b_hh = gru && cfg.has_bias ? p.param(l, d, Which::b_hh).template data_ptr<T>() : nullptr;
@@ -151,6 +158,7 @@ void run_typed(const Params& p) {
           a.K = P;
           a.units = H;
           a.panel = panel;
+          a.w_rows = by_rows ? w_hh : nullptr;
           a.a = prev;
           a.lda = P;
           a.xw = xwp + t * B * G * H;
@@ -178,6 +186,7 @@ void run_typed(const Params& p) {
             q.K = H;
             q.units = P;
             q.panel = proj_panel;
+            q.w_rows = by_rows ? w_hr : nullptr;
             q.a = hfull.data();
             q.lda = H;
             q.out = next;
