@@ -15,7 +15,10 @@
 // them right there (the gates i, f, g, o of the same units are in the same
 // panel), writing only h (and c): the gates never go to memory. The blocks
 // of units are independent, so threads split them, with one barrier per
-// step (every thread reads all of h_prev).
+// step (every thread reads all of h_prev). With one row (batch 1) a step
+// is a matrix-vector product that streams W_hh once whatever its order, so
+// there W_hh is read where it lies in the buffer, row by row (dot products
+// of 4 rows at a time), and nothing is packed.
 //
 // Nonlinearities are vectorised: exp by range reduction (x = n ln2 + r,
 // |r| <= ln2/2) and a Taylor polynomial (degree 7 for f32, 13 for f64:
