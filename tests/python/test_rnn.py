@@ -449,6 +449,23 @@ def test_forward_errors_as_pytorch():
         pack_padded_sequence(x, [5, 4, 3])
 
 
+def test_empty_sequences_and_batches():
+    gru = nn.GRU(3, 4)
+    with pytest.raises(RuntimeError, match="Expected sequence length to be larger than 0 in RNN"):
+        gru(backplane.asarray(np.zeros((0, 2, 3), np.float32)))
+    out, h = gru(backplane.asarray(np.zeros((5, 0, 3), np.float32)))
+    assert out.shape == (5, 0, 4) and h.shape == (1, 0, 4)
+
+
+def test_replaced_parameter_of_a_wrong_shape():
+    gru = nn.GRU(3, 4)
+    gru.weight_hh_l0 = backplane.asarray(np.zeros((12, 5), np.float32))
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match=r"rnn_pack_weights: expected weight_hh_l0 of "
+                                                                    r"shape \[12, 4\], got weight_hh_l0 of shape "
+                                                                    r"\[12, 5\]"):
+        gru(backplane.asarray(np.zeros((5, 2, 3), np.float32)))
+
+
 def test_native_op_errors():
     buf = native.pack_weights(*nn.GRU(3, 4)._flat_weights, mode="GRU", input_size=3, hidden_size=4)[0]
     x = backplane.asarray(np.zeros((2, 1, 3), np.float32))

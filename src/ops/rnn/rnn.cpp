@@ -142,6 +142,7 @@ Call prepare_rnn(const Args& a) {
   p->input = x.contiguous();
   p->steps = p->input.size(0);
   p->batch = p->input.size(1);
+  if (p->steps == 0) runtime_error("Expected sequence length to be larger than 0 in RNN", "0", "a length > 0");
 
   if (buf.dtype() != p->dtype)
     throw_bad_value(kOp, std::string("weight_buf of dtype ") + dtype_name(buf.dtype()),
