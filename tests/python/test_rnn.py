@@ -518,3 +518,21 @@ def test_two_threads_split_the_units(mode):
     ref_out, ref_h, _ = rnn_oracle.run(mode, state64(m), x, 1, True, lengths=lengths)
     np.testing.assert_allclose(arr(pad_packed_sequence(out)[0]), ref_out, atol=1e-12)
     np.testing.assert_allclose(arr(h), ref_h, atol=1e-12)
+
+
+def test_long_sequences_project_in_chunks():
+    # 33 x 4 x 130 float64 projections per step: packed:cpu projects 30 steps at a time (4 MiB), so this
+    # sequence of 65 runs in chunks of 30, 30 and 5, forward and reverse, with sequences ending in each.
+    m = nn.LSTM(4, 130, bidirectional=True, dtype="float64")
+    x = rand((65, 33, 4), 22, 0.5)
+    lengths = [65] * 11 + [40] * 11 + [7] * 11
+    before = backplane.get_num_threads()
+    backplane.set_num_threads(min(2, backplane.max_num_threads()))
+    try:
+        out, (h, c) = run(m, pack_padded_sequence(backplane.asarray(x), lengths), impl="packed:cpu")
+    finally:
+        backplane.set_num_threads(before)
+    ref_out, ref_h, ref_c = rnn_oracle.run("LSTM", state64(m), x, 1, True, lengths=lengths)
+    np.testing.assert_allclose(arr(pad_packed_sequence(out)[0]), ref_out, atol=1e-12)
+    np.testing.assert_allclose(arr(h), ref_h, atol=1e-12)
+    np.testing.assert_allclose(arr(c), ref_c, atol=1e-12)

@@ -76,6 +76,9 @@ T* scratch_of(kernels::cpu::ScratchSlot slot, int64_t count) {
   return reinterpret_cast<T*>(kernels::cpu::scratch(slot, std::max<std::size_t>(floats, 1)));
 }
 
+// How many bytes of input projections packed:cpu computes ahead of the steps that read them.
+constexpr int64_t kProjectionBytes = int64_t{4} << 20;
+
 Epilogue epilogue_of(Mode m) {
   switch (m) {
     case Mode::lstm: return Epilogue::lstm;
@@ -97,7 +100,10 @@ void run_typed(const Params& p) {
   const DType dt = p.dtype;
 
   using kernels::cpu::ScratchSlot;
-  const Tensor xw = over(scratch_of<T>(ScratchSlot::rnn_projection, TT * B * G * H), {TT * B, G * H}, dt);
+  // The projections of `chunk` steps at a time: a few MiB that stay in cache until their steps read them
+  // (a whole sequence's would go to memory and back), in products of still hundreds of rows.
+  const int64_t chunk = std::clamp<int64_t>(kProjectionBytes / std::max<int64_t>(B * G * H * int64_t(sizeof(T)), 1), 1, TT);
+  T* const xw_mem = scratch_of<T>(ScratchSlot::rnn_projection, chunk * B * G * H);
   const int64_t panel_size = blocks * P * G * V, proj_size = proj ? proj_blocks * H * V : 0;
   T* const panel = B == 1 ? nullptr : scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
   T* const proj_panel = panel == nullptr ? nullptr : panel + panel_size;
@@ -125,7 +131,7 @@ void run_typed(const Params& p) {
           for (int64_t j = 0; j < G * H; ++j) bp[j] += bh[j];
         }
       }
-      input_projection(layer_in, p.param(l, d, Which::w_ih), xw, dt);
+      const Tensor w_ih = p.param(l, d, Which::w_ih);
       const T* x_bias = bias.defined() ? bias.template data_ptr<T>() : nullptr;
       // 2. The recurrence.
       // Batch 1 reads W_hh (and W_hr) where they lie, row by row: a step streams them once whatever their
@@ -142,11 +148,15 @@ void run_typed(const Params& p) {
       const T* b_hh = gru && cfg.has_bias ? p.param(l, d, Which::b_hh).template data_ptr<T>() : nullptr;
       std::vector<T> zero_bias(gru && !cfg.has_bias ? static_cast<size_t>(G * H) : 0, T(0));
       if (gru && !cfg.has_bias) b_hh = zero_bias.data();
-      const T* xwp = xw.data_ptr<T>();
       const int team = threads::team_size(B * H >= 4096 ? blocks : 1);
+      for (int64_t s0 = 0; s0 < TT; s0 += chunk) {
+        // Steps s0 .. s1-1 run times [t0, t0 + n): increasing forward, decreasing in reverse.
+        const int64_t s1 = std::min(TT, s0 + chunk), n = s1 - s0, t0 = d == 0 ? s0 : TT - s1;
+        const Tensor xw = over(xw_mem, {n * B, G * H}, dt);
+        input_projection(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw, dt);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
-        for (int64_t s = 0; s < TT; ++s) {
+        for (int64_t s = s0; s < s1; ++s) {
           const int64_t t = d == 0 ? s : TT - 1 - s;
           T* prev = hbuf.data() + (s % 2) * B * P;
           T* next = hbuf.data() + ((s + 1) % 2) * B * P;
@@ -161,7 +171,7 @@ void run_typed(const Params& p) {
           a.w_rows = by_rows ? w_hh : nullptr;
           a.a = prev;
           a.lda = P;
-          a.xw = xwp + t * B * G * H;
+          a.xw = xw_mem + (t - t0) * B * G * H;
           a.xw_ld = G * H;
           a.x_bias = x_bias;
           a.b_hh = b_hh;
@@ -210,6 +220,7 @@ void run_typed(const Params& p) {
             else std::fill(o, o + P, T(0));
           }
         }
+      }
       }
       std::memcpy(p.hn.data_ptr<T>() + sd * B * P, hbuf.data() + (TT % 2) * B * P, sizeof(T) * static_cast<size_t>(B * P));
       if (lstm) std::memcpy(p.cn.data_ptr<T>() + sd * B * H, cbuf.data(), sizeof(T) * static_cast<size_t>(B * H));
