@@ -94,10 +94,12 @@ struct RnnDesc {
     check_cudnn(cudnnSetDropoutDescriptor(dropout, h, 0.0f, nullptr, 0, 0), "cudnnSetDropoutDescriptor");
     check_cudnn(cudnnCreateRNNDescriptor(&rnn), "cudnnCreateRNNDescriptor");
     const cudnnDataType_t t = data_type(dtype);
+    // fp16 data with fp32 arithmetic (cuDNN allows either for half; fp32 keeps the state accurate).
+    const cudnnDataType_t math = dtype == DType::f16 ? CUDNN_DATA_FLOAT : t;
     check_cudnn(cudnnSetRNNDescriptor_v8(rnn, CUDNN_RNN_ALGO_STANDARD, cell_mode(c.mode),
                                          c.has_bias ? CUDNN_RNN_DOUBLE_BIAS : CUDNN_RNN_NO_BIAS,
                                          c.bidirectional ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
-                                         CUDNN_LINEAR_INPUT, t, t, math_type(dtype), static_cast<int32_t>(c.input_size),
+                                         CUDNN_LINEAR_INPUT, t, math, math_type(dtype), static_cast<int32_t>(c.input_size),
                                          static_cast<int32_t>(c.hidden_size),
                                          static_cast<int32_t>(c.proj_size > 0 ? c.proj_size : c.hidden_size),
                                          static_cast<int32_t>(c.num_layers), dropout, CUDNN_RNN_PADDED_IO_ENABLED),
