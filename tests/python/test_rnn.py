@@ -536,3 +536,36 @@ def test_long_sequences_project_in_chunks():
     np.testing.assert_allclose(arr(pad_packed_sequence(out)[0]), ref_out, atol=1e-12)
     np.testing.assert_allclose(arr(h), ref_h, atol=1e-12)
     np.testing.assert_allclose(arr(c), ref_c, atol=1e-12)
+
+
+# ---------------------------------------------------------------- the bf16 permission
+
+def _bf16_row_available():
+    x = backplane.asarray(np.zeros((1, 1, 2), np.float32))
+    table = backends.explain("rnn", x, nn.GRU(2, 2)._flat_buffer, mode="GRU", input_size=2, hidden_size=2)
+    return "packed:avx512_bf16" in str(table) and "lacks the avx512_bf16" not in str(table)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("batch", [1, 7])
+def test_bf16_permission_row(mode, batch):
+    if not _bf16_row_available():
+        pytest.skip("this CPU lacks AVX512_BF16")
+    kw = {"proj_size": 6} if mode == "LSTM" else {}
+    m = make(mode, 5, 37, num_layers=2, bidirectional=True, **kw)
+    x = rand((6, batch, 5), 23, 0.5).astype(np.float32)
+    lengths = [6] + [4] * (batch - 1)
+    table = str(backends.explain("rnn", backplane.asarray(x), m._flat_buffer, mode=mode, input_size=5, hidden_size=37,
+                                 num_layers=2, bidirectional=True, **kw))
+    assert "packed:avx512_bf16    rejected       precision" in table  # not without the permission
+    backends.mkldnn.rnn.fp32_precision = "bf16"
+    out, state = run(m, pack_padded_sequence(backplane.asarray(x), lengths), impl="packed:avx512_bf16")
+    ref_out, ref_h, _ = rnn_oracle.run(mode, state64(m), x, 2, True, lengths=lengths)
+    err = np.abs(arr(pad_packed_sequence(out)[0]) - ref_out).max()
+    assert 1e-7 < err < 2e-2, err  # bf16 products (not fp32's 1e-7), fp32 state
+    h = state[0] if mode == "LSTM" else state
+    np.testing.assert_allclose(arr(h), ref_h, atol=2e-2)
+    f64 = m.double()
+    table = str(backends.explain("rnn", backplane.asarray(x.astype(np.float64)), f64._flat_buffer, mode=mode,
+                                 input_size=5, hidden_size=37, num_layers=2, bidirectional=True, **kw))
+    assert "packed:avx512_bf16    rejected       dtype" in table

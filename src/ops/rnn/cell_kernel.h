@@ -146,6 +146,12 @@ struct Kernel {
         for (int g = 0; g < G; ++g) std::memcpy(partial + ((b0 + r) * G + g) * V, &acc[r][g], sizeof(vec));
       return;
     }
+    finish<G, R>(s, b0, u, acc);
+  }
+
+  // The epilogue of R rows from row b0, units u*V ..: the cell applied to the recurrent products `acc`.
+  template <int G, int R>
+  static void finish(const StepArgs<T>& s, int64_t b0, int64_t u, vec (&acc)[R][G]) {
     const int64_t j0 = u * V;
     const int n = static_cast<int>(s.units - j0 < V ? s.units - j0 : V);
     for (int r = 0; r < R; ++r) {

@@ -38,6 +38,9 @@ struct StepArgs {
   const T* keep = nullptr;  // h_prev: GRU's blend, and what an inactive row keeps (null: leave `out`)
   int64_t keep_ld = 0;
   const uint8_t* active = nullptr;  // per row; null: all active
+  // packed:avx512_bf16 (float only): W_hh as bf16 pairs (pack_bf16) and h_prev as bf16 pairs [rows][ceil(K/2)].
+  const uint16_t* panel_bf16 = nullptr;
+  const uint32_t* a_bf16 = nullptr;
 };
 
 // Lanes of a variant for T (the panel width V).
@@ -47,6 +50,14 @@ void pack_f32(Isa isa, const float* w, int gates, int64_t units, int64_t K, floa
 void pack_f64(Isa isa, const double* w, int gates, int64_t units, int64_t K, double* panel);
 void step_f32(Isa isa, const StepArgs<float>& s);
 void step_f64(Isa isa, const StepArgs<double>& s);
+
+// packed:avx512_bf16 (cell_avx512_bf16.cpp; Note [Recurrent panels] with bf16 pairs): whether this build
+// and CPU have AVX512_BF16, the panels of w as pairs of bf16 along k (16 units a block), h as bf16 pairs,
+// and a step whose products are bf16 dot products accumulated in fp32 (the epilogue as step_f32's).
+bool bf16_supported();
+void pack_bf16(const float* w, int gates, int64_t units, int64_t K, uint16_t* panel);
+void pairs_bf16(const float* h, int64_t rows, int64_t K, uint32_t* pairs);
+void step_bf16(const StepArgs<float>& s);
 
 namespace detail {
 int lanes_generic(bool f64);

@@ -4,9 +4,10 @@
 // docs/adding_an_op.md is the recipe this follows.
 //
 // The list: cudnn:rnn (a CUDA slot that backplane_cuda fills; cuDNN 9's RNN
-// API on the packed buffer as its weight space), packed:cpu (Backplane's
-// own: input projections through matmul, pre-packed recurrent panels, fused
-// cells), then the reference, ref:any.
+// API on the packed buffer as its weight space), packed:avx512_bf16 (what
+// mkldnn.rnn.fp32_precision = "bf16" permits: packed:cpu with bf16 dot
+// products), packed:cpu (Backplane's own: input projections through matmul,
+// pre-packed recurrent panels, fused cells), then the reference, ref:any.
 
 #include <algorithm>
 #include <cmath>
@@ -112,6 +113,7 @@ OpSpec spec() {
   OpSpec s;
   s.config = config();
   s.implementations.push_back(make_cudnn_slot());
+  s.implementations.push_back(make_packed_bf16());  // only under the bf16 permission
   s.implementations.push_back(make_packed());
   s.implementations.push_back(make_ref());  // the reference, last
   s.entries = entries();

@@ -141,6 +141,7 @@ std::vector<std::pair<std::string, double>> bench_extras();
 
 // The makers: rnn_packed.cpp, rnn_ref.cpp, op.cpp's CUDA slot.
 std::unique_ptr<dispatch::Implementation> make_packed();
+std::unique_ptr<dispatch::Implementation> make_packed_bf16();
 std::unique_ptr<dispatch::Implementation> make_ref();
 std::unique_ptr<dispatch::Implementation> make_cudnn_slot();
 

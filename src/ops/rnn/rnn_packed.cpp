@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backplane/dispatch_checks.h"
@@ -88,13 +89,14 @@ Epilogue epilogue_of(Mode m) {
   }
 }
 
+// bf16: packed:avx512_bf16 (T = float): W_hh in bf16 pair panels, h rounded to bf16 pairs for the products.
 template <class T>
-void run_typed(const Params& p) {
+void run_typed(const Params& p, bool bf16) {
   const Config& cfg = p.cfg;
   const int64_t TT = p.steps, B = p.batch, H = cfg.hidden_size, P = cfg.out_size(), D = cfg.dirs();
   const int G = cfg.gates();
   const bool proj = cfg.proj_size > 0, lstm = cfg.mode == Mode::lstm, gru = cfg.mode == Mode::gru;
-  const cell::Isa isa = cell::pick_isa();
+  const cell::Isa isa = bf16 ? cell::Isa::avx512 : cell::pick_isa();  // the bf16 row's checks ask for AVX-512
   const int64_t V = cell::lanes(isa, sizeof(T) == 8);
   const int64_t blocks = (H + V - 1) / V, proj_blocks = (P + V - 1) / V;
   const DType dt = p.dtype;
@@ -104,9 +106,12 @@ void run_typed(const Params& p) {
   // (a whole sequence's would go to memory and back), in products of still hundreds of rows.
   const int64_t chunk = std::clamp<int64_t>(kProjectionBytes / std::max<int64_t>(B * G * H * int64_t(sizeof(T)), 1), 1, TT);
   T* const xw_mem = scratch_of<T>(ScratchSlot::rnn_projection, chunk * B * G * H);
-  const int64_t panel_size = blocks * P * G * V, proj_size = proj ? proj_blocks * H * V : 0;
-  T* const panel = B == 1 ? nullptr : scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
+  // (bf16 pairs take the room of one T each.)
+  const int64_t panel_size = bf16 ? blocks * ((P + 1) / 2) * G * V : blocks * P * G * V;
+  const int64_t proj_size = proj ? proj_blocks * H * V : 0;
+  T* const panel = B == 1 && !bf16 ? nullptr : scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
   T* const proj_panel = panel == nullptr ? nullptr : panel + panel_size;
+  auto* const panel16 = reinterpret_cast<uint16_t*>(panel);
   std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
       cbuf(lstm ? static_cast<size_t>(B * H) : 0);
   std::vector<uint8_t> active_at(p.lengths.empty() ? 0 : static_cast<size_t>(TT * B));
@@ -136,10 +141,13 @@ void run_typed(const Params& p) {
       // 2. The recurrence.
       // Batch 1 reads W_hh (and W_hr) where they lie, row by row: a step streams them once whatever their
       // order, so packing them would only add a pass (Note [Recurrent panels]).
-      const bool by_rows = B == 1;
+      const bool by_rows = B == 1 && !bf16;
       const T* w_hh = p.param(l, d, Which::w_hh).template data_ptr<T>();
       const T* w_hr = proj ? p.param(l, d, Which::w_hr).template data_ptr<T>() : nullptr;
-      if (!by_rows) {
+      if (bf16) {
+        cell::pack_bf16(reinterpret_cast<const float*>(w_hh), G, H, P, panel16);
+        if (proj) Typed<T>::pack(isa, w_hr, 1, P, H, proj_panel);
+      } else if (!by_rows) {
         Typed<T>::pack(isa, w_hh, G, H, P, panel);
         if (proj) Typed<T>::pack(isa, w_hr, 1, P, H, proj_panel);
       }
@@ -156,6 +164,9 @@ void run_typed(const Params& p) {
         input_projection(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw, dt);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
+        // Each thread rounds all of h_prev to bf16 pairs for itself (B x P values: far less than a step's
+        // products, and no extra barrier).
+        std::vector<uint32_t> pairs(bf16 ? static_cast<size_t>(B * ((P + 1) / 2)) : 0);
         for (int64_t s = s0; s < s1; ++s) {
           const int64_t t = d == 0 ? s : TT - 1 - s;
           T* prev = hbuf.data() + (s % 2) * B * P;
@@ -169,6 +180,11 @@ void run_typed(const Params& p) {
           a.units = H;
           a.panel = panel;
           a.w_rows = by_rows ? w_hh : nullptr;
+          if (bf16) {
+            cell::pairs_bf16(reinterpret_cast<const float*>(prev), B, P, pairs.data());
+            a.panel_bf16 = panel16;
+            a.a_bf16 = pairs.data();
+          }
           a.a = prev;
           a.lda = P;
           a.xw = xw_mem + (t - t0) * B * G * H;
@@ -186,7 +202,12 @@ void run_typed(const Params& p) {
           for (int64_t u = 0; u < blocks; ++u) {
             a.u0 = u;
             a.u1 = u + 1;
-            Typed<T>::step(isa, a);
+            if constexpr (std::is_same_v<T, float>) {
+              if (bf16) cell::step_bf16(a);
+              else Typed<T>::step(isa, a);
+            } else {
+              Typed<T>::step(isa, a);
+            }
           }
           if (proj) {
             StepArgs<T> q;
@@ -234,7 +255,10 @@ void run_typed(const Params& p) {
   }
 }
 
-void run(const Params& p) { p.dtype == DType::f64 ? run_typed<double>(p) : run_typed<float>(p); }
+void run(const Params& p) { p.dtype == DType::f64 ? run_typed<double>(p, false) : run_typed<float>(p, false); }
+void run_bf16(const Params& p) { run_typed<float>(p, true); }
+
+bool is_f32(const Params& p) { return p.dtype == DType::f32; }
 
 }  // namespace
 
@@ -245,6 +269,25 @@ std::unique_ptr<dispatch::Implementation> make_packed() {
   props.calls = {"matmul"};  // the input projections go through matmul's dispatch
   props.workspace = "the input projections of a layer [T*B, gates*hidden] and W_hh packed into panels";
   return std::make_unique<dispatch::Impl<Params>>("packed:cpu", "cpu", props, std::move(checks), run);
+}
+
+std::unique_ptr<dispatch::Implementation> make_packed_bf16() {
+  using namespace dispatch::checks;
+  std::vector<dispatch::Check<Params>> checks;
+  checks.push_back(dtype_in<Params>({DType::f32}));
+  checks.push_back(cpu_capability_at_least<Params>(backends::cpu::CpuCapability::Avx512));
+  checks.push_back(precision_permits<Params>(precision::Backend::mkldnn, precision::Op::rnn, flags::Precision::bf16,
+                                             is_f32));
+  dispatch::Properties props;
+  props.calls = {"matmul"};
+  props.reduced = dispatch::kBf16;
+  props.workspace = "as packed:cpu's, W_hh as bf16 pairs";
+  return std::make_unique<dispatch::Impl<Params>>(
+      "packed:avx512_bf16", "cpu", props, std::move(checks), run_bf16, std::vector<flags::Id>{},
+      []() -> std::optional<dispatch::Availability> {
+        if (cell::bf16_supported()) return dispatch::Availability{true, true, ""};
+        return dispatch::Availability{true, false, "not available: this CPU lacks the avx512_bf16 instructions"};
+      });
 }
 
 }  // namespace bp::ops::rnn
