@@ -521,11 +521,11 @@ def test_two_threads_split_the_units(mode):
 
 
 def test_long_sequences_project_in_chunks():
-    # 33 x 4 x 130 float64 projections per step: packed:cpu projects 30 steps at a time (4 MiB), so this
-    # sequence of 65 runs in chunks of 30, 30 and 5, forward and reverse, with sequences ending in each.
-    m = nn.LSTM(4, 130, bidirectional=True, dtype="float64")
-    x = rand((65, 33, 4), 22, 0.5)
-    lengths = [65] * 11 + [40] * 11 + [7] * 11
+    # 64 x 4 x 260 float64 projections per step: packed:cpu projects 31 steps at a time (16 MiB), so this
+    # sequence of 65 runs in chunks of 31, 31 and 3, forward and reverse, with sequences ending in each.
+    m = nn.LSTM(4, 260, bidirectional=True, dtype="float64")
+    x = rand((65, 64, 4), 22, 0.5)
+    lengths = [65] * 22 + [40] * 21 + [7] * 21
     before = backplane.get_num_threads()
     backplane.set_num_threads(min(2, backplane.max_num_threads()))
     try:

@@ -78,7 +78,7 @@ T* scratch_of(kernels::cpu::ScratchSlot slot, int64_t count) {
 }
 
 // How many bytes of input projections packed:cpu computes ahead of the steps that read them.
-constexpr int64_t kProjectionBytes = int64_t{4} << 20;
+constexpr int64_t kProjectionBytes = int64_t{16} << 20;
 
 Epilogue epilogue_of(Mode m) {
   switch (m) {
@@ -102,8 +102,8 @@ void run_typed(const Params& p, bool bf16) {
   const DType dt = p.dtype;
 
   using kernels::cpu::ScratchSlot;
-  // The projections of `chunk` steps at a time: a few MiB that stay in cache until their steps read them
-  // (a whole sequence's would go to memory and back), in products of still hundreds of rows.
+  // The projections of `chunk` steps at a time (16 MiB): a long sequence's do not all go to memory and
+  // back, and each product still has thousands of rows (every product packs W_ih anew, so not fewer).
   const int64_t chunk = std::clamp<int64_t>(kProjectionBytes / std::max<int64_t>(B * G * H * int64_t(sizeof(T)), 1), 1, TT);
   T* const xw_mem = scratch_of<T>(ScratchSlot::rnn_projection, chunk * B * G * H);
   // (bf16 pairs take the room of one T each.)
