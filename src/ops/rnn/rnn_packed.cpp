@@ -12,7 +12,7 @@
 //      the blocks of units, one barrier per step (two with a projection,
 //      whose W_hr is packed the same way).
 // Dropout between layers draws the stream the front end reserved (Note [RNN
-// dropout]). f32 and f64; the reference covers f16 / bf16.
+// dropout]). f32 and f64; f16 / bf16 computed in f32 (widened once, rounded once).
 
 #include <algorithm>
 #include <cstring>
@@ -255,7 +255,31 @@ void run_typed(const Params& p, bool bf16) {
   }
 }
 
-void run(const Params& p) { p.dtype == DType::f64 ? run_typed<double>(p, false) : run_typed<float>(p, false); }
+// f16 / bf16: computed in fp32 (inputs, weights and states widened once, outputs rounded once).
+void run_widened(const Params& p) {
+  Params q = p;
+  q.dtype = DType::f32;
+  q.input = p.input.to(DType::f32);
+  q.weights = p.weights.to(DType::f32);
+  q.h0 = p.h0.to(DType::f32);
+  q.output = Tensor::empty(p.output.shape(), DType::f32);
+  q.hn = Tensor::empty(p.hn.shape(), DType::f32);
+  if (p.c0.defined()) {
+    q.c0 = p.c0.to(DType::f32);
+    q.cn = Tensor::empty(p.cn.shape(), DType::f32);
+  }
+  run_typed<float>(q, false);
+  for (auto [to, from] : {std::pair{p.output, q.output}, std::pair{p.hn, q.hn}, std::pair{p.cn, q.cn}})
+    if (to.defined()) to.copy_from(from);
+}
+
+void run(const Params& p) {
+  switch (p.dtype) {
+    case DType::f64: return run_typed<double>(p, false);
+    case DType::f32: return run_typed<float>(p, false);
+    default: return run_widened(p);
+  }
+}
 void run_bf16(const Params& p) { run_typed<float>(p, true); }
 
 bool is_f32(const Params& p) { return p.dtype == DType::f32; }
@@ -264,7 +288,7 @@ bool is_f32(const Params& p) { return p.dtype == DType::f32; }
 
 std::unique_ptr<dispatch::Implementation> make_packed() {
   std::vector<dispatch::Check<Params>> checks;
-  checks.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64}));
+  checks.push_back(dispatch::checks::dtype_in<Params>({DType::f32, DType::f64, DType::f16, DType::bf16}));
   dispatch::Properties props;
   props.calls = {"matmul"};  // the input projections go through matmul's dispatch
   props.workspace = "the input projections of a layer [T*B, gates*hidden] and W_hh packed into panels";
