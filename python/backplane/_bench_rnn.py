@@ -2,9 +2,6 @@
 same configuration (its CPU path: oneDNN or its own), timed as ``module(x)`` under ``torch.no_grad()``, on the
 same input. NumPy has no RNN: no peer call then."""
 
-_MODES = ("RNN_RELU", "RNN_TANH", "LSTM", "GRU")
-
-
 def peer_call(peer, kwargs):
     """A callable running the peer on the problem of the bench form's arguments ``kwargs``, or None."""
     if peer != "torch":

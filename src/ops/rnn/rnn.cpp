@@ -7,7 +7,6 @@
 // packing of separate weights into one buffer.
 
 #include <memory>
-#include <sstream>
 
 #include "core/tensor_internal.h"
 #include "ops/rnn/params.h"
