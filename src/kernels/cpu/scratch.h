@@ -15,13 +15,8 @@
 namespace bp::kernels::cpu {
 
 enum class ScratchSlot {
-  winograd_weights,
-  winograd_input,
-  winograd_output,
-  direct_weights,
-  direct_input,
-  rnn_projection,  // packed:cpu's input projections of a layer
-  rnn_panels,      // packed:cpu's recurrent (and projection) panels
+  winograd_weights, winograd_input, winograd_output, direct_weights, direct_input,
+  rnn_projection, rnn_panels,  // packed:cpu (src/ops/rnn): a layer's input projections, its recurrent panels
   count
 };
 
