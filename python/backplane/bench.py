@@ -91,8 +91,10 @@ def _time(fn, repeat, min_ms):
 
 
 # Peers that are not a function of the entry's Python name: "module:function" making the callable
-# from the form's keyword arguments (the mha entry's peer is torch.nn.TransformerEncoderLayer in eval mode).
-_PEER_MAKERS = {("torch", "mha"): "backplane.nn._mha_peer:torch_encoder_layer"}
+# from the form's keyword arguments (the mha entry's peer is torch.nn.TransformerEncoderLayer in eval mode,
+# rnn's torch.nn.LSTM / GRU / RNN of the same configuration).
+_PEER_MAKERS = {("torch", "mha"): "backplane.nn._mha_peer:torch_encoder_layer",
+                ("torch", "rnn"): "backplane._bench_rnn:torch_rnn"}
 
 
 def _peer_call(peer, op, line, dtype):

@@ -14,6 +14,7 @@ void fill_conv_cudnn();   // conv_cudnn.cpp: cudnn:conv (or "not built" without 
 void fill_fft();         // fft_cuda.cpp: cufft:dft
 void fill_sparse();      // sparse_spmma.cpp: cusparselt:spmma ("not built" until it has a run)
 void fill_linalg();      // linalg_cuda.cpp: cusolver:<routine>, cublas:getrf_batched
+void fill_rnn_cudnn();   // rnn_cudnn.cpp: cudnn:rnn (only in a build with cuDNN)
 
 // All of the above.
 void register_implementations();

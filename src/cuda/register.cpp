@@ -13,6 +13,9 @@ void register_implementations() {
   fill_fft();
   fill_sparse();
   fill_linalg();
+#ifdef BP_CUDA_HAVE_CUDNN
+  fill_rnn_cudnn();
+#endif
 }
 
 }  // namespace bp::cuda_impl

@@ -14,7 +14,11 @@
 
 namespace bp::kernels::cpu {
 
-enum class ScratchSlot { winograd_weights, winograd_input, winograd_output, direct_weights, direct_input, count };
+enum class ScratchSlot {
+  winograd_weights, winograd_input, winograd_output, direct_weights, direct_input,
+  rnn_projection, rnn_panels,  // packed:cpu (src/ops/rnn): a layer's input projections, its recurrent panels
+  count
+};
 
 // At least `floats` floats, 64-byte aligned, uninitialised.
 float* scratch(ScratchSlot slot, std::size_t floats);

@@ -31,7 +31,10 @@ def is_available():
 
 
 def is_acceptable(tensor):
-    """Whether cuDNN can take ``tensor``: cuDNN enabled, a CUDA tensor of fp16/fp32/fp64, library loadable."""
+    """Whether cuDNN can take ``tensor`` (spec 5.2): cuDNN enabled, a CUDA tensor of fp16/fp32/fp64, a build with
+    cuDNN (else a warning) and the library loadable (else a warning)."""
+    import warnings
+
     if not _C.flag_get("cudnn.enabled"):
         return False
     if not str(getattr(tensor, "device", "cpu")).startswith("cuda"):
@@ -39,10 +42,13 @@ def is_acceptable(tensor):
     if str(getattr(tensor, "dtype", "")) not in CUDNN_TENSOR_DTYPES:
         return False
     if not is_available():
-        import warnings
-        warnings.warn("Backplane was compiled without cuDNN support.", stacklevel=2)
+        warnings.warn("Backplane was compiled without cuDNN/MIOpen support. To use cuDNN/MIOpen, rebuild Backplane "
+                      "making sure the library is visible to the build system.", stacklevel=2)
         return False
-    return version() is not None
+    if version() is None:  # runs the compatibility check (spec 5.1) on first use
+        warnings.warn("cuDNN/MIOpen library not found. Check your LD_LIBRARY_PATH", stacklevel=2)
+        return False
+    return True
 
 
 conv = _props.property_object("cudnn.conv")

@@ -2,13 +2,16 @@
 
 A module, as ``torch.backends.cudnn.rnn`` is: ``fp32_precision`` (flag row
 cudnn.rnn.fp32_precision, Note [fp32 precision tree]), ``get_cudnn_mode``,
-``Unserializable`` and ``init_dropout_state``.
+``Unserializable`` and ``init_dropout_state``; and ``get_weight_layout``, the
+size of a configuration's packed weight buffer and where each parameter
+sits in it (what PyTorch's ``get_num_weights`` / ``get_parameters`` ask of
+cuDNN, in cuDNN 9's API: cudnnGetRNNWeightSpaceSize / cudnnGetRNNWeightParams).
 """
 
 from ... import _C, _errors
 from .. import _props
 
-__all__ = ["fp32_precision", "get_cudnn_mode", "Unserializable", "init_dropout_state"]
+__all__ = ["fp32_precision", "get_cudnn_mode", "Unserializable", "init_dropout_state", "get_weight_layout"]
 
 # cuDNN's cudnnRNNMode_t values.
 _MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}
@@ -60,6 +63,25 @@ def init_dropout_state(dropout, train, dropout_seed, dropout_state):
             raise _errors.not_implemented(subject, f"{subject}: Backplane does not build cuDNN RNN dropout states "
                                           f"(dropout={dropout!r}, seed={dropout_seed!r})")
     return dropout_state[name].get()
+
+
+def get_weight_layout(mode, input_size, hidden_size, num_layers=1, proj_size=0, bias=True, bidirectional=False,
+                      dtype="float32", device="cuda"):
+    """(size of the packed buffer in elements, {parameter name: (offset in elements, shape)}) of a configuration.
+
+    On a CUDA device the layout is cuDNN's weight space (RuntimeError when
+    cuDNN cannot be used); on "cpu" it is Backplane's own (Note [RNN weight
+    buffer] in src/ops/rnn/params.h). ``mode`` is "RNN_TANH", "RNN_RELU",
+    "LSTM" or "GRU"; names and shapes are PyTorch's, in _flat_weights order.
+    """
+    from ...nn import _rnn, _rnn_native
+
+    get_cudnn_mode(mode)  # ValueError for an unknown mode, as PyTorch's
+    layout = _rnn_native.weight_layout(mode=mode, input_size=input_size, hidden_size=hidden_size,
+                                       num_layers=num_layers, proj_size=proj_size, bias=bias,
+                                       bidirectional=bidirectional, dtype=str(dtype), device=str(device))
+    shapes = _rnn._flat_weight_shapes(mode, input_size, hidden_size, num_layers, bias, bidirectional, proj_size)
+    return layout[0], {name: (offset, shape) for (name, shape), offset in zip(shapes, layout[1:])}
 
 
 _props.install_module_properties(__name__, "cudnn.rnn")

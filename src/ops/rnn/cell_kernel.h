@@ -1,0 +1,319 @@
+#pragma once
+// The recurrent step of packed:cpu (rnn_packed.cpp), written once over a
+// vector type and compiled per ISA (cell_generic.cpp, cell_avx2.cpp,
+// cell_avx512.cpp include this header with their own `Traits`: the
+// element type, the lanes V, the vector type and its fused multiply-add).
+//
+// Note [Recurrent panels]
+// The recurrent product h_prev [B, K] @ W_hh^T is the whole cost of a
+// step that is not the input projection, and W_hh is the same at every
+// step. So W_hh is packed once per call into panels, one per block of V
+// hidden units: panel u holds, for k = 0 .. K-1, the G gates' V weights of
+// units u*V .. u*V+V-1 (G*V contiguous values per k; units past H are
+// zero). A step then streams each panel once, keeps the G x R accumulators
+// of R batch rows in registers, and applies the cell's nonlinearity to
+// them right there (the gates i, f, g, o of the same units are in the same
+// panel), writing only h (and c): the gates never go to memory. The blocks
+// of units are independent, so threads split them, with one barrier per
+// step (every thread reads all of h_prev). With one row (batch 1) a step
+// is a matrix-vector product that streams W_hh once whatever its order, so
+// there W_hh is read where it lies in the buffer, row by row (dot products
+// of 4 rows at a time), and nothing is packed.
+//
+// Nonlinearities are vectorised: exp by range reduction (x = n ln2 + r,
+// |r| <= ln2/2) and a Taylor polynomial (degree 7 for f32, 13 for f64:
+// below an ulp or two), sigmoid(x) = 1 / (1 + exp(-x)) and tanh(x) =
+// 1 - 2 / (1 + exp(2x)); NaN propagates.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ops/rnn/cell_step.h"
+
+namespace bp::ops::rnn::cell {
+
+template <class Traits>
+struct Kernel {
+  using T = typename Traits::T;
+  using vec = typename Traits::vec;
+  static constexpr int V = Traits::V;
+  static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
+  static constexpr int64_t kL1Bytes = 16 << 10;  // the panel slice the row blocks share in L1
+
+  static vec splat(T x) { return Traits::splat(x); }
+  static vec load(const T* p, int n) {
+    vec v;
+    if (n == V) {
+      std::memcpy(&v, p, sizeof(vec));
+    } else {
+      v = splat(T(0));
+      std::memcpy(&v, p, sizeof(T) * static_cast<size_t>(n));
+    }
+    return v;
+  }
+  static void store(T* p, vec v, int n) { std::memcpy(p, &v, sizeof(T) * static_cast<size_t>(n)); }
+
+  static vec exp(vec x) {
+    constexpr bool f32 = sizeof(T) == 4;
+    const vec hi = splat(f32 ? T(88.3) : T(709.0)), lo = splat(f32 ? T(-87.3) : T(-708.0));
+    x = x > hi ? hi : x;
+    x = x < lo ? lo : x;
+    // n = round(x / ln2) by the add-and-subtract trick (exact for |n| < 2^22).
+    const vec shifter = splat(f32 ? T(12582912.0) : T(6755399441055744.0));
+    const vec n = (x * splat(T(1.4426950408889634)) + shifter) - shifter;
+    const vec r = (x - n * splat(T(0.693145751953125))) - n * splat(T(1.4286068203094173e-06));
+    constexpr int degree = f32 ? 7 : 13;
+    vec p = splat(T(1));
+    for (int k = degree; k >= 1; --k) p = Traits::fma(p, r * splat(T(1) / T(k)), splat(T(1)));
+    // 2^n from the exponent bits.
+    if constexpr (f32) {
+      using ivec = typename Traits::ivec;
+      const ivec bits = (__builtin_convertvector(n, ivec) + 127) << 23;
+      vec scale;
+      std::memcpy(&scale, &bits, sizeof(vec));
+      return p * scale;
+    } else {
+      using ivec = typename Traits::ivec;
+      const ivec bits = (__builtin_convertvector(n, ivec) + 1023) << 52;
+      vec scale;
+      std::memcpy(&scale, &bits, sizeof(vec));
+      return p * scale;
+    }
+  }
+  static vec sigmoid(vec x) { return splat(T(1)) / (splat(T(1)) + exp(-x)); }
+  static vec tanh(vec x) { return splat(T(1)) - splat(T(2)) / (splat(T(1)) + exp(x + x)); }
+
+  // acc[r][g] = sum_k a[r][k] * panel[k][g] for R rows of a (row stride lda).
+  // acc[r][g] (+)= sum over k in [0, K) of a[r][k] * panel[k][g]; `a` and `panel` start at the range's first k.
+  template <int G, int R>
+  static void product(const T* a, int64_t lda, const T* panel, int64_t K, vec (&acc)[R][G]) {
+    if constexpr (R == 1) {
+      // One row (batch 1): a second set of accumulators over odd k breaks the FMA latency chain.
+      vec odd[G];
+      for (int g = 0; g < G; ++g) odd[g] = splat(T(0));
+      int64_t k = 0;
+      for (; k + 1 < K; k += 2) {
+        const vec x0 = splat(a[k]), x1 = splat(a[k + 1]);
+        const T* w = panel + k * G * V;
+        // Batch 1 streams W_hh once per step from L3: fetch a few k ahead.
+        const char* ahead = reinterpret_cast<const char*>(w + kPrefetchK * G * V);
+        for (size_t off = 0; off < 2 * G * sizeof(vec); off += 64) __builtin_prefetch(ahead + off);
+        for (int g = 0; g < G; ++g) {
+          vec w0, w1;
+          std::memcpy(&w0, w + g * V, sizeof(vec));
+          std::memcpy(&w1, w + (G + g) * V, sizeof(vec));
+          acc[0][g] = Traits::fma(x0, w0, acc[0][g]);
+          odd[g] = Traits::fma(x1, w1, odd[g]);
+        }
+      }
+      for (; k < K; ++k) {
+        const vec x0 = splat(a[k]);
+        for (int g = 0; g < G; ++g) {
+          vec w0;
+          std::memcpy(&w0, panel + (k * G + g) * V, sizeof(vec));
+          acc[0][g] = Traits::fma(x0, w0, acc[0][g]);
+        }
+      }
+      for (int g = 0; g < G; ++g) acc[0][g] += odd[g];
+    } else {
+      for (int64_t k = 0; k < K; ++k) {
+        vec w[G];
+        for (int g = 0; g < G; ++g) std::memcpy(&w[g], panel + (k * G + g) * V, sizeof(vec));
+        for (int r = 0; r < R; ++r) {
+          const vec x = splat(a[r * lda + k]);
+          for (int g = 0; g < G; ++g) acc[r][g] = Traits::fma(x, w[g], acc[r][g]);
+        }
+      }
+    }
+  }
+
+  // One block of R rows starting at row b0, units u*V .. u*V + n - 1, over k in [k0, k1): the
+  // partial sums of earlier ranges come from (and, before the last range, go back to) `partial`
+  // ([rows][G * V]); the last range ends in the epilogue.
+  template <int G, int R>
+  static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial) {
+    vec acc[R][G];
+    for (int r = 0; r < R; ++r)
+      for (int g = 0; g < G; ++g) {
+        if (k0 == 0) acc[r][g] = splat(T(0));
+        else std::memcpy(&acc[r][g], partial + ((b0 + r) * G + g) * V, sizeof(vec));
+      }
+    if (k1 > k0) product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, k1 - k0, acc);
+    if (k1 < s.K) {
+      for (int r = 0; r < R; ++r)
+        for (int g = 0; g < G; ++g) std::memcpy(partial + ((b0 + r) * G + g) * V, &acc[r][g], sizeof(vec));
+      return;
+    }
+    finish<G, R>(s, b0, u, acc);
+  }
+
+  // The epilogue of R rows from row b0, units u*V ..: the cell applied to the recurrent products `acc`.
+  template <int G, int R>
+  static void finish(const StepArgs<T>& s, int64_t b0, int64_t u, vec (&acc)[R][G]) {
+    const int64_t j0 = u * V;
+    const int n = static_cast<int>(s.units - j0 < V ? s.units - j0 : V);
+    for (int r = 0; r < R; ++r) {
+      const int64_t b = b0 + r;
+      const bool active = s.active == nullptr || s.active[b] != 0;
+      T* out = s.out + b * s.out_ld + j0;
+      if (!active) {
+        if (s.keep != nullptr) std::memcpy(out, s.keep + b * s.keep_ld + j0, sizeof(T) * static_cast<size_t>(n));
+        continue;
+      }
+      const T* x = s.xw == nullptr ? nullptr : s.xw + b * s.xw_ld + j0;
+      const int64_t H = s.units;
+      // This step's input projection of gate g, plus the folded input bias (if any).
+      auto xin = [&](int g) {
+        const vec v = load(x + g * H, n);
+        return s.x_bias == nullptr ? v : v + load(s.x_bias + g * H + j0, n);
+      };
+      switch (s.epilogue) {
+        case Epilogue::store: store(out, acc[r][0], n); break;
+        case Epilogue::tanh: store(out, tanh(acc[r][0] + xin(0)), n); break;
+        case Epilogue::relu: {
+          const vec v = acc[r][0] + xin(0);
+          store(out, v > splat(T(0)) ? v : (v != v ? v : splat(T(0))), n);
+          break;
+        }
+        case Epilogue::lstm: {
+          if constexpr (G == 4) {
+            const vec i = sigmoid(acc[r][0] + xin(0));
+            const vec f = sigmoid(acc[r][1] + xin(1));
+            const vec g = tanh(acc[r][2] + xin(2));
+            const vec o = sigmoid(acc[r][3] + xin(3));
+            T* c = s.c + b * s.c_ld + j0;
+            const vec c1 = Traits::fma(f, load(c, n), i * g);
+            store(c, c1, n);
+            store(out, o * tanh(c1), n);
+          }
+          break;
+        }
+        case Epilogue::gru: {
+          if constexpr (G == 3) {
+            const vec hr = acc[r][0] + load(s.b_hh + j0, n), hz = acc[r][1] + load(s.b_hh + H + j0, n);
+            const vec hn = acc[r][2] + load(s.b_hh + 2 * H + j0, n);
+            const vec rg = sigmoid(xin(0) + hr);
+            const vec z = sigmoid(xin(1) + hz);
+            const vec nn = tanh(Traits::fma(rg, hn, xin(2)));
+            const vec hp = load(s.keep + b * s.keep_ld + j0, n);
+            store(out, Traits::fma(z, hp - nn, nn), n);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
+  // a small remainder with few accumulators per panel load. With several blocks, k goes in ranges whose
+  // slice of the panel (about 16 KiB) stays in L1 while every block uses it (Note [Recurrent panels]).
+  template <int G, int R>
+  static void rows_of(const StepArgs<T>& s, int64_t u) {
+    const int64_t blocks = (s.rows + R - 1) / R;
+    const int64_t base = s.rows / blocks, extra = s.rows % blocks;
+    const int64_t chunk = blocks == 1 ? s.K : std::max<int64_t>(16, kL1Bytes / (G * V * int64_t(sizeof(T))));
+    thread_local std::vector<T> partial;
+    if (chunk < s.K && partial.size() < static_cast<size_t>(s.rows * G * V)) partial.resize(static_cast<size_t>(s.rows * G * V));
+    for (int64_t k0 = 0; k0 < s.K; k0 += chunk) {
+      const int64_t k1 = std::min(s.K, k0 + chunk);
+      int64_t b = 0;
+      for (int64_t i = 0; i < blocks; ++i) {
+        const int64_t r = base + (i < extra ? 1 : 0);
+        T* part = partial.data();
+        switch (r) {
+          case 1: block<G, 1>(s, b, u, k0, k1, part); break;
+          case 2: if constexpr (R >= 2) block<G, 2>(s, b, u, k0, k1, part); break;
+          case 3: if constexpr (R >= 3) block<G, 3>(s, b, u, k0, k1, part); break;
+          case 4: if constexpr (R >= 4) block<G, 4>(s, b, u, k0, k1, part); break;
+          case 5: if constexpr (R >= 5) block<G, 5>(s, b, u, k0, k1, part); break;
+          case 6: if constexpr (R >= 6) block<G, 6>(s, b, u, k0, k1, part); break;
+          case 7: if constexpr (R >= 7) block<G, 7>(s, b, u, k0, k1, part); break;
+          default: if constexpr (R >= 8) block<G, 8>(s, b, u, k0, k1, part); break;
+        }
+        b += r;
+      }
+    }
+  }
+
+  // sum_k w[k] * x[k] for four rows w0..w3 at once (two accumulators each over k).
+  static void dot4(const T* w0, const T* w1, const T* w2, const T* w3, const T* x, int64_t K, T* out) {
+    vec acc[4] = {splat(T(0)), splat(T(0)), splat(T(0)), splat(T(0))};
+    const T* rows[4] = {w0, w1, w2, w3};
+    int64_t k = 0;
+    for (; k + V <= K; k += V) {
+      vec xv;
+      std::memcpy(&xv, x + k, sizeof(vec));
+      for (int r = 0; r < 4; ++r) {
+        vec wv;
+        std::memcpy(&wv, rows[r] + k, sizeof(vec));
+        acc[r] = Traits::fma(wv, xv, acc[r]);
+      }
+    }
+    for (int r = 0; r < 4; ++r) {
+      T sum = T(0);
+      for (int i = 0; i < V; ++i) sum += acc[r][i];
+      for (int64_t kk = k; kk < K; ++kk) sum += rows[r][kk] * x[kk];
+      out[r] = sum;
+    }
+  }
+
+  // Batch 1 (Note [Recurrent panels]): the product of a unit block is G * V row dot products on W as it
+  // lies in the buffer (PyTorch's [G * units, K] rows, streamed in order, nothing packed), gathered into
+  // the accumulator layout of `block`, whose epilogue then runs as for the panels.
+  template <int G>
+  static void unit_block_by_rows(const StepArgs<T>& s, int64_t u, T* sums) {
+    const int64_t j0 = u * V;
+    const int n = static_cast<int>(s.units - j0 < V ? s.units - j0 : V);
+    for (int g = 0; g < G; ++g) {
+      T* out = sums + g * V;
+      const T* base = s.w_rows + (g * s.units + j0) * s.K;
+      int v = 0;
+      for (; v + 4 <= n; v += 4)
+        dot4(base + v * s.K, base + (v + 1) * s.K, base + (v + 2) * s.K, base + (v + 3) * s.K, s.a, s.K, out + v);
+      for (; v < n; ++v) {
+        T tail[4];
+        dot4(base + v * s.K, base + v * s.K, base + v * s.K, base + v * s.K, s.a, s.K, tail);
+        out[v] = tail[0];
+      }
+      for (; v < V; ++v) out[v] = T(0);
+    }
+    block<G, 1>(s, 0, u, s.K, s.K, sums);
+  }
+
+  static void step(const StepArgs<T>& s) {
+    if (s.w_rows != nullptr) {
+      T sums[4 * V];
+      for (int64_t u = s.u0; u < s.u1; ++u) {
+        switch (s.gates) {
+          case 4: unit_block_by_rows<4>(s, u, sums); break;
+          case 3: unit_block_by_rows<3>(s, u, sums); break;
+          default: unit_block_by_rows<1>(s, u, sums); break;
+        }
+      }
+      return;
+    }
+    for (int64_t u = s.u0; u < s.u1; ++u) {
+      switch (s.gates) {
+        case 4: rows_of<4, Traits::rows4>(s, u); break;
+        case 3: rows_of<3, Traits::rows3>(s, u); break;
+        default: rows_of<1, Traits::rows1>(s, u); break;
+      }
+    }
+  }
+
+  // Note [Recurrent panels]: w is [G * units, K] row-major.
+  static void pack(const T* w, int gates, int64_t units, int64_t K, T* panel) {
+    const int64_t blocks = (units + V - 1) / V;
+    for (int64_t u = 0; u < blocks; ++u)
+      for (int64_t k = 0; k < K; ++k)
+        for (int g = 0; g < gates; ++g)
+          for (int v = 0; v < V; ++v) {
+            const int64_t j = u * V + v;
+            panel[((u * K + k) * gates + g) * V + v] = j < units ? w[(g * units + j) * K + k] : T(0);
+          }
+  }
+};
+
+}  // namespace bp::ops::rnn::cell
