@@ -92,10 +92,12 @@ void getrs_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restric
     T x[N][N];
     for (int c = 0; c < N; ++c)
       for (int i = 0; i < N; ++i) x[i][c] = c < w ? b[i + (c0 + c) * N] : T(0);
-    for (int i = 0; i < N; ++i) {
-      const int q = piv[i] - 1;
-      if (q != i)
-        for (int c = 0; c < N; ++c) std::swap(x[i][c], x[q][c]);
+    if constexpr (N > 1) {  // a 1 x 1 factor has nothing to swap (and GCC cannot see that q is 0 there)
+      for (int i = 0; i < N; ++i) {
+        const int q = piv[i] - 1;
+        if (q != i)
+          for (int c = 0; c < N; ++c) std::swap(x[i][c], x[q][c]);
+      }
     }
     for (int j = 0; j < N; ++j)
       for (int i = j + 1; i < N; ++i)
