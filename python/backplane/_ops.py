@@ -17,7 +17,7 @@ import inspect
 import sys
 import types
 
-from . import _C
+from . import _C, return_types
 from .backends import python_native
 
 __all__ = ["install", "before_call", "entries", "redirect"]
@@ -78,6 +78,7 @@ def _docstring(entry):
 def _make(entry):
     name = entry["name"]
     module_name, func_name = entry["python"].rsplit(".", 1)
+    named = return_types.for_entry(entry["python"])  # a tuple result as torch.return_types names it
 
     def op(*args, **kwargs):
         override = python_native.lookup(name, *args, **kwargs)
@@ -86,7 +87,8 @@ def _make(entry):
         target, args, kwargs = redirect(name, args, kwargs)
         for hook in _hooks.get(target, ()):
             hook(*args, **kwargs)
-        return _C.op_call(target, args, kwargs)
+        out = _C.op_call(target, args, kwargs)
+        return named(*out) if named is not None and isinstance(out, tuple) and len(out) == len(named._fields) else out
 
     op.__name__ = op.__qualname__ = func_name
     op.__module__ = module_name

@@ -552,3 +552,5 @@ for _fn in ("can_use_flash_attention", "can_use_efficient_attention", "can_use_c
 
 
 from cases_ops import *  # noqa: E402,F401,F403  (registers the op behaviours)
+from cases_linalg import *  # noqa: E402,F401,F403  (backplane.linalg against torch.linalg)
+from cases_nn import *  # noqa: E402,F401,F403  (the recurrent and attention modules against torch.nn)

@@ -530,7 +530,7 @@ def test_load_state_dict_round_trip_and_errors():
 def test_bad_input():
     m = mha_module(8, 2, batch_first=True).eval()
     x = rand((2, 3, 8))
-    with pytest.raises(ValueError, match="embed_dim must be divisible by num_heads"):
+    with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):  # PyTorch's class
         nn.MultiheadAttention(8, 3)
     with pytest.raises(ValueError, match="embed_dim and num_heads must be greater than 0"):
         nn.MultiheadAttention(0, 1)

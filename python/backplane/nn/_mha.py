@@ -43,6 +43,10 @@ def _mask(m):
     return None if m is None else asarray(m)
 
 
+class _HeadsDoNotDivide(_C.BackplaneValueError, AssertionError):
+    """embed_dim % num_heads != 0: a ValueError naming both values, and an AssertionError as PyTorch's assert is."""
+
+
 class MultiheadAttention(Module):
     """torch.nn.MultiheadAttention(embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
     add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None, dtype=None).
@@ -59,8 +63,8 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0:
             raise _C.BackplaneValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
                                          f"and num_heads={num_heads} instead")
-        if embed_dim % num_heads != 0:
-            raise _C.BackplaneValueError(f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} and "
+        if embed_dim % num_heads != 0:  # PyTorch asserts this: catchable as AssertionError too
+            raise _HeadsDoNotDivide(f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} and "
                                          f"num_heads={num_heads}")
         _check_device(device)
         dt = _dtype_of(dtype)

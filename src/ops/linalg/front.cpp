@@ -27,10 +27,12 @@ void check_matrix(const std::string& api, const Tensor& a, const char* name) {
   if (a.ndim() < 2)
     throw_runtime(api, api + ": The input tensor " + name + " must have at least 2 dimensions.");
   const DType t = a.dtype();
+  // NotImplementedError, as PyTorch's dtype dispatch raises for these.
   if (t == DType::f16 || t == DType::bf16)
-    throw_runtime(api, api + ": Low precision dtypes not supported. Got " + torch_dtype_name(t));
+    throw_not_implemented(api, api + ": Low precision dtypes not supported. Got " + torch_dtype_name(t));
   if (t != DType::f32 && t != DType::f64 && t != DType::c64 && t != DType::c128)
-    throw_runtime(api, api + ": Expected a floating point or complex tensor as input. Got " + torch_dtype_name(t));
+    throw_not_implemented(api,
+                          api + ": Expected a floating point or complex tensor as input. Got " + torch_dtype_name(t));
 }
 
 void check_square(const std::string& api, const Tensor& a, const char* name) {

@@ -195,7 +195,8 @@ bool run_typed(const Params& p) {
 
 bool run_small(const Params& p) {
   const bool routine_ok = (p.routine == Routine::potrf && !p.upper) || p.routine == Routine::getrf ||
-                          p.routine == Routine::getrs || p.routine == Routine::gesv || p.routine == Routine::inv;
+                          (p.routine == Routine::getrs && !p.adjoint) || p.routine == Routine::gesv ||
+                          p.routine == Routine::inv;  // A^H X = B goes the blocked way (getrs_n solves A X = B)
   if (!routine_ok || p.m != p.n || p.n > kSmallN || p.n < 1) return false;
   if (p.dtype == DType::f32) return run_typed<float>(p);
   if (p.dtype == DType::f64) return run_typed<double>(p);
