@@ -15,8 +15,8 @@ import numpy as np
 
 from .._tensor import asarray
 from ._mha import MultiheadAttention
-from ._mha_module import LayerNorm, Linear, Module, _as_numpy, _check_device, _dtype_of, _forward_only
-from ._transformer import _activation_code, _Dropout
+from ._mha_module import LayerNorm, Linear, Module, _as_numpy, _forward_only
+from ._transformer import _activation_code, _Dropout, _layer_arguments
 
 __all__ = ["TransformerDecoderLayer"]
 
@@ -42,10 +42,7 @@ class TransformerDecoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        _check_device(device)
-        dt = _dtype_of(dtype)
-        if isinstance(activation, str) and activation not in ("relu", "gelu"):
-            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+        dt = _layer_arguments(device, dtype, activation)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             dtype=dt)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,

@@ -68,6 +68,17 @@ def _layer_norm(x, norm):
     return norm.forward(x)
 
 
+def _layer_arguments(device, dtype, activation):
+    """The checks the encoder and decoder layers' constructors share (PyTorch's texts); returns the dtype."""
+    _check_device(device)
+    dt = _dtype_of(dtype)
+    if isinstance(activation, str) and activation not in ("relu", "gelu"):
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    if not isinstance(activation, str) and not callable(activation):
+        raise _C.BackplaneValueError(f"activation: expected 'relu', 'gelu' or a callable, got {activation!r}")
+    return dt
+
+
 class TransformerEncoderLayer(Module):
     """torch.nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu",
     layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True, device=None, dtype=None).
@@ -79,12 +90,7 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        _check_device(device)
-        dt = _dtype_of(dtype)
-        if isinstance(activation, str) and activation not in ("relu", "gelu"):
-            raise RuntimeError(f"activation should be relu/gelu, not {activation}")
-        if not isinstance(activation, str) and not callable(activation):
-            raise _C.BackplaneValueError(f"activation: expected 'relu', 'gelu' or a callable, got {activation!r}")
+        dt = _layer_arguments(device, dtype, activation)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             dtype=dt)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dt)

@@ -9,20 +9,13 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/gemm.h"
+#include "ops/rnn/cell_avx512_f32.h"
 #include "ops/rnn/cell_kernel.h"
 
 namespace bp::ops::rnn::cell {
 namespace {
 
-struct F32 {
-  using T = float;
-  static constexpr int V = 16;
-  typedef float vec __attribute__((vector_size(64)));
-  typedef int32_t ivec __attribute__((vector_size(64)));
-  static vec fma(vec a, vec b, vec c) { return (vec)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
-  static vec splat(T x) { return (vec)_mm512_set1_ps(x); }
-  static constexpr int rows4 = 6, rows3 = 8, rows1 = 8;
-};
+using avx512::F32;
 using K32 = Kernel<F32>;
 using vec = F32::vec;
 constexpr int V = F32::V;
