@@ -244,7 +244,11 @@ def test_the_process_becomes_the_tool(venv, home, installed, entry):
     env = _user_env(venv)
     cmd = [shutil.which(entry[0], path=env["PATH"]), *entry[1:],
            "run-cpu", "--bind", "none", "--no-python", "--", "sleep", "60"]
-    proc = subprocess.Popen(cmd, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default, as in a terminal: a test run started in the background of a
+    # non-interactive shell inherits SIGINT ignored, and a SIGINT landing before the tool
+    # installs its forwarding handler would then be lost (and `sleep` would run on).
+    proc = subprocess.Popen(cmd, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while _exe(proc.pid) != str(installed["tool"]) and proc.poll() is None and time.monotonic() < deadline:
