@@ -31,6 +31,22 @@ void check_dtype(const char* op, const Tensor& values) {
                     "float32, bfloat16, float16 or float64 (int8 on CUDA only)");
 }
 
+// The problem's weight side, shared by linear and mm: the compressed weight
+// checked against k inputs, `operand` (the activations) checked against it.
+Params weight_params(const char* op, const Tensor& values, const Tensor& meta, const char* operand_name,
+                     const Tensor& operand, int64_t k) {
+  Params p;
+  p.n = check_compressed(op, values, meta, k);
+  check_dtype(op, values);
+  check_operand(op, operand_name, operand, values);
+  p.dtype = values.dtype();
+  p.device = values.device();
+  p.k = k;
+  p.values = values;
+  p.meta = meta;
+  return p;
+}
+
 Call to_call(Params params, Shape result) {
   auto p = std::make_shared<Params>(std::move(params));
   Call c;
@@ -59,22 +75,14 @@ Call prepare_linear(const Tensor& input, const Tensor& values, const Tensor& met
   if (!input.defined() || input.ndim() == 0)
     throw_bad_value(op, input.defined() ? "a 0-d input" : "an undefined input", "an input [..., in_features]");
   const int64_t k = input.size(-1);
-  const int64_t n = check_compressed(op, values, meta, k);
-  check_dtype(op, values);
-  check_operand(op, "input", input, values);
-  Params p;
-  p.dtype = values.dtype();
-  p.device = values.device();
-  p.n = n;
-  p.k = k;
+  Params p = weight_params(op, values, meta, "input", input, k);
+  const int64_t n = p.n;
   p.m = input.numel() / std::max<int64_t>(k, 1);
   if (k == 0) {
     p.m = 1;
     for (int64_t i = 0; i + 1 < input.ndim(); ++i) p.m *= input.size(i);
   }
   p.x = input.reshape({p.m, k});
-  p.values = values;
-  p.meta = meta;
   if (bias.defined()) {
     check_operand(op, "bias", bias, values);
     if (bias.ndim() != 1 || bias.size(0) != n)
@@ -94,19 +102,10 @@ Call prepare_mm(const Tensor& values, const Tensor& meta, const Tensor& b) {
   if (!b.defined() || b.ndim() != 2)
     throw_bad_value(op, b.defined() ? "b of shape " + detail::shape_str(b.shape()) : "b undefined",
                     "a 2-D b [in_features, m]");
-  const int64_t k = b.size(0);
-  const int64_t n = check_compressed(op, values, meta, k);
-  check_dtype(op, values);
-  check_operand(op, "b", b, values);
-  Params p;
-  p.dtype = values.dtype();
-  p.device = values.device();
-  p.n = n;
-  p.k = k;
+  Params p = weight_params(op, values, meta, "b", b, b.size(0));
+  const int64_t n = p.n;
   p.m = b.size(1);
   p.x = b.T();
-  p.values = values;
-  p.meta = meta;
   p.out = Tensor::empty({n, p.m}, p.dtype, p.device);
   p.out_rs = 1;
   p.out_cs = p.m;
