@@ -81,6 +81,22 @@ void solve_column(const T* __restrict lu, const int32_t* __restrict piv, T* __re
   for (int i = 0; i < N; ++i) out[i] = x[i];
 }
 
+// x (row i of column c: x[i][c]) = U^-1 L^-1 x for getrf's unit-lower L and
+// upper U in `lu` (N x N, column-major) and rd[j] = 1 / U(j, j); the inner
+// loops run across the N columns, so they vectorise. The triangular solves
+// of both getrs_n and inverse_n.
+template <class T, int N>
+void solve_lu_block(const T* __restrict lu, const T* __restrict rd, T (&x)[N][N]) {
+  for (int j = 0; j < N; ++j)
+    for (int i = j + 1; i < N; ++i)
+      for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+  for (int j = N - 1; j >= 0; --j) {
+    for (int c = 0; c < N; ++c) x[j][c] *= rd[j];
+    for (int i = 0; i < j; ++i)
+      for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
+  }
+}
+
 // B (N x k, column-major) = A^-1 B from getrf's output, N columns at a
 // time in a row-major local block so the inner loops run across columns.
 template <class T, int N>
@@ -99,14 +115,7 @@ void getrs_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restric
           for (int c = 0; c < N; ++c) std::swap(x[i][c], x[q][c]);
       }
     }
-    for (int j = 0; j < N; ++j)
-      for (int i = j + 1; i < N; ++i)
-        for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
-    for (int j = N - 1; j >= 0; --j) {
-      for (int c = 0; c < N; ++c) x[j][c] *= rd[j];
-      for (int i = 0; i < j; ++i)
-        for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
-    }
+    solve_lu_block<T, N>(lu, rd, x);
     for (int c = 0; c < w; ++c)
       for (int i = 0; i < N; ++i) b[i + (c0 + c) * N] = x[i][c];
   }
@@ -122,14 +131,7 @@ void inverse_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restr
   for (int j = 0; j < N; ++j) rd[j] = T(1) / lu[j + j * N];
   for (int i = 0; i < N; ++i)
     for (int c = 0; c < N; ++c) x[i][c] = i == c ? T(1) : T(0);
-  for (int j = 0; j < N; ++j)
-    for (int i = j + 1; i < N; ++i)
-      for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
-  for (int j = N - 1; j >= 0; --j) {
-    for (int c = 0; c < N; ++c) x[j][c] *= rd[j];
-    for (int i = 0; i < j; ++i)
-      for (int c = 0; c < N; ++c) x[i][c] -= lu[i + j * N] * x[j][c];
-  }
+  solve_lu_block<T, N>(lu, rd, x);
   int col[N];  // where each column of x lands after the swaps
   for (int c = 0; c < N; ++c) col[c] = c;
   for (int j = N - 1; j >= 0; --j) std::swap(col[j], col[piv[j] - 1]);
