@@ -98,16 +98,17 @@ void check_input(const std::string& name, const Tensor& t, DType dtype) {
                     std::string("the query's dtype, ") + dtype_name(dtype));
 }
 
-void check_heads(int64_t E, int64_t H) {
+// The heads and the dropout of either kind of call, checked, once p.E is known.
+void set_heads_and_dropout(Params& p, int64_t H, double dropout) {
   if (H <= 0) throw_bad_value("mha: num_heads", std::to_string(H), "a positive int");
-  if (E % H != 0)
-    throw_bad_value("mha", "embed_dim " + std::to_string(E) + " and num_heads " + std::to_string(H),
+  if (p.E % H != 0)
+    throw_bad_value("mha", "embed_dim " + std::to_string(p.E) + " and num_heads " + std::to_string(H),
                     "embed_dim must be divisible by num_heads");
-}
-
-void check_dropout(double dropout) {
   if (dropout < 0 || dropout > 1 || std::isnan(dropout))
     throw_bad_value("mha: dropout", std::to_string(dropout), "a probability in [0, 1]");
+  p.H = H;
+  p.D = p.E / H;
+  p.dropout = dropout;
 }
 
 void check_causal(bool is_causal, const Tensor& attn_mask) {
@@ -183,11 +184,7 @@ Call prepare_attention(const AttentionArgs& a) {
   if (p->key.size(0) != p->N || p->value.size(0) != p->N || p->value.size(1) != p->S)
     throw_bad_value("mha", "query " + shape_of(a.query) + ", key " + shape_of(a.key) + ", value " + shape_of(a.value),
                     "key and value of one batch and sequence length, the query's batch");
-  p->H = a.num_heads;
-  check_heads(p->E, p->H);
-  p->D = p->E / p->H;
-  check_dropout(a.dropout);
-  p->dropout = a.dropout;
+  set_heads_and_dropout(*p, a.num_heads, a.dropout);
   const int64_t E = p->E;
   p->in_w = a.in_proj_weight, p->in_b = a.in_proj_bias;
   if (p->in_w.defined()) {
@@ -249,11 +246,7 @@ Call prepare_encoder_layer(const LayerArgs& a) {
   p->training = a.training;
   p->x = batch_first_of(a.src, batched, a.batch_first);
   p->N = p->x.size(0), p->L = p->S = p->x.size(1), p->E = p->kdim = p->vdim = p->x.size(2);
-  p->H = a.num_heads;
-  check_heads(p->E, p->H);
-  p->D = p->E / p->H;
-  check_dropout(a.dropout);
-  p->dropout = a.dropout;
+  set_heads_and_dropout(*p, a.num_heads, a.dropout);
   const int64_t E = p->E;
   auto need = [&](const char* name, const Tensor& t, const Shape& shape) {
     if (!t.defined()) throw_bad_value(std::string("transformer_encoder_layer: ") + name, "None", "a Tensor");
