@@ -6,7 +6,9 @@
 #include "backplane/backends/cpu.h"
 #include "backplane/precision.h"
 #include "backplane_build_config.h"
-#include "ops/matmul/impls.h"
+#if BP_HAVE_ONEDNN
+#include "backends/onednn/onednn_bf16.h"
+#endif
 #include "ops/matmul_test_util.h"
 
 namespace bp::testing {
@@ -150,7 +152,7 @@ TEST(MatmulPrecision, HighestIsExactMediumUsesBf16) {
     // "medium" is a permission: where oneDNN has no bf16 (AVX2 machines) its
     // f32 product stays exact.
 #if BP_HAVE_ONEDNN
-    const bool bf16_runs = std::string(impl) != "onednn:matmul" || ops::matmul::onednn_bf16_supported();
+    const bool bf16_runs = std::string(impl) != "onednn:matmul" || backends::onednn::has_bf16();
 #else
     const bool bf16_runs = true;
 #endif

@@ -65,3 +65,26 @@ def no_leaked_overrides():
         for name in python_native.all_dsls:
             stack.enter_context(getattr(python_native, name).disabled())
         yield
+
+
+# What this machine's CPU can run: tests written on an AVX-512 machine must
+# hold on an AVX2 one too (the kernels a CPU lacks are "not available").
+def _backend_features(name):
+    return next((r.features for r in backplane.backends.list_backends() if r.name == name), [])
+
+
+def cpu_has(feature):
+    """True when the CPU has ``feature`` ("avx2", "avx512f", "avx512_bf16", ...)."""
+    if feature == "avx512_bf16":
+        return _C.cpu_has_avx512_bf16()
+    return feature in _backend_features("cpu")
+
+
+def onednn_has_bf16():
+    """True when this build's oneDNN computes with bf16 on this CPU (AVX512_CORE and up in 2.6)."""
+    return "bf16" in _backend_features("onednn")
+
+
+def first_available(op, prefix):
+    """The first implementation of ``op`` in list order whose name starts with ``prefix`` and is available here."""
+    return next(i.name for i in backplane.backends.list_implementations(op) if i.name.startswith(prefix) and i.available)

@@ -169,7 +169,7 @@ CAPABILITY_PROBE = "from backplane import _C; print(_C.get_cpu_capability(), _C.
 ORDER = ["DEFAULT", "AVX2", "AVX512"]
 
 
-@pytest.mark.parametrize("value,wanted", [("default", "DEFAULT"), ("avx2", "AVX2"), ("AVX512", "AVX512")])
+@pytest.mark.parametrize("value,wanted", [("default", "DEFAULT"), ("avx2", "AVX2"), ("avx512", "AVX512")])
 def test_aten_cpu_capability_caps_the_level(value, wanted):
     r = run_python(CAPABILITY_PROBE, ATEN_CPU_CAPABILITY=value)
     assert r.returncode == 0, r.stderr
@@ -179,6 +179,13 @@ def test_aten_cpu_capability_caps_the_level(value, wanted):
     assert chosen == expected
     if ORDER.index(wanted) > ORDER.index(detected):
         assert "not supported by this CPU" in r.stderr
+
+
+def test_upper_case_aten_cpu_capability_is_invalid_as_in_pytorch():
+    # PyTorch compares the value case-sensitively (spec, 2.15 section).
+    r = run_python(CAPABILITY_PROBE, ATEN_CPU_CAPABILITY="AVX2")
+    chosen, detected = r.stdout.split()
+    assert chosen == detected and "ignoring invalid value for ATEN_CPU_CAPABILITY: AVX2" in r.stderr
 
 
 def test_bogus_aten_cpu_capability_warns_and_auto_detects():

@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
 
+#include "backends/onednn/onednn_bf16.h"
 #include "backends/probes.h"
 
 namespace bp::backends::detail {
@@ -33,8 +34,10 @@ BackendInfo probe_onednn() {
   b.version = std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
   const char* isa = dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());
   b.features.push_back(isa ? isa : "unknown");
+  if (backends::onednn::has_bf16()) b.features.push_back("bf16");
   b.details = {
       {"isa", isa ? isa : "unknown"},
+      {"bf16", backends::onednn::has_bf16() ? "yes" : "no (this CPU's oneDNN has no bf16 matmul or convolution)"},
       {"cpu runtime", runtime_name(v->cpu_runtime)},
       {"gpu runtime", runtime_name(v->gpu_runtime)},
       {"git hash", v->hash ? v->hash : ""},

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "backends/onednn/onednn_bf16.h"
 #include "backplane/dispatch_checks.h"
 #include "backplane/precision.h"
 #include "backplane/runtime.h"
@@ -56,8 +57,9 @@ memory::data_type dnnl_type(DType d) {
   }
 }
 
+// Where oneDNN has no bf16 (AVX2 machines) the permission goes unused.
 bool bf16_arithmetic(const Params& p) {
-  return p.dtype == DType::f32 &&
+  return p.dtype == DType::f32 && backends::onednn::has_bf16() &&
          precision::resolved(precision::Backend::mkldnn, precision::Op::conv) == flags::Precision::bf16;
 }
 
@@ -240,6 +242,7 @@ std::unique_ptr<dispatch::Implementation> make_onednn_conv() {
                                      "mkldnn.deterministic = False (oneDNN 2.6 cannot promise deterministic results)",
                                      deterministic_got));
   list.push_back(dtype_in<Params>({DType::f32, DType::bf16, DType::f16}));
+  list.push_back(backends::onednn::bf16_support_check<Params>());
   list.push_back({"onednn_support", onednn_support});
   return std::make_unique<dispatch::Impl<Params>>("onednn:conv", "onednn", props, std::move(list), run,
                                                   precision::path(precision::Backend::mkldnn, precision::Op::conv));

@@ -14,6 +14,7 @@
 // CPU problem. cpu.benchmark autotunes the CPU rows per problem;
 // cudnn.benchmark makes cudnn:conv time cuDNN's engine configurations.
 
+#include "backends/onednn/onednn_bf16.h"
 #include "backplane/dispatch_checks.h"
 #include "backplane/op_spec.h"
 #include "backplane/precision.h"
@@ -42,8 +43,11 @@ std::vector<std::string> explain_notes(const dispatch::Problem& p) {
   if (p.dtype == DType::f32) {
     const auto prec = precision::resolved(precision::Backend::mkldnn, precision::Op::conv);
     if (prec == flags::Precision::bf16)
-      notes.push_back("mkldnn.conv.fp32_precision 'bf16' permits bf16 operands with fp32 accumulation: onednn:conv "
-                      "uses it, Backplane's kernels stay exact");
+      notes.push_back(backends::onednn::built_with_bf16()
+                          ? "mkldnn.conv.fp32_precision 'bf16' permits bf16 operands with fp32 accumulation: "
+                            "onednn:conv uses it, Backplane's kernels stay exact"
+                          : "mkldnn.conv.fp32_precision 'bf16' permits bf16 operands, but this CPU's oneDNN has no "
+                            "bf16: onednn:conv stays exact, as Backplane's kernels do");
     else if (prec == flags::Precision::tf32)
       notes.push_back("mkldnn.conv.fp32_precision 'tf32' permits TF32, which no CPU has: CPU convolutions stay exact");
   }

@@ -24,9 +24,6 @@ std::unique_ptr<dispatch::Implementation> make_builtin(kernels::cpu::GemmIsa isa
 std::unique_ptr<dispatch::Implementation> make_openblas_gemm();                    // matmul_openblas.cpp
 std::unique_ptr<dispatch::Implementation> make_onednn_matmul();                    // matmul_onednn.cpp
 std::unique_ptr<dispatch::Implementation> make_ref();                              // matmul_ref.cpp
-// Whether this CPU's oneDNN multiplies bf16 (false on AVX2-only machines);
-// defined only in builds with oneDNN.
-bool onednn_bf16_supported();  // matmul_onednn.cpp
 // The CUDA rows, declared here and filled by backplane_cuda (checks_cuda.cpp).
 std::unique_ptr<dispatch::Implementation> make_cuda_slot(const char* name, const char* backend, bool lt);
 

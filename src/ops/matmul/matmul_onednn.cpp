@@ -11,11 +11,11 @@
 // costs far more than running a small one). Compiled only with oneDNN.
 
 #include <oneapi/dnnl/dnnl.hpp>
-#include <oneapi/dnnl/dnnl_debug.h>
 
 #include <mutex>
 #include <unordered_map>
 
+#include "backends/onednn/onednn_bf16.h"
 #include "backplane/runtime.h"
 #include "ops/matmul/checks.h"
 #include "backplane/dispatch_checks.h"
@@ -81,25 +81,6 @@ dnnl::matmul primitive(const PrimitiveKey& key) {
   return cache.emplace(key, make_primitive(key)).first->second;
 }
 
-}  // namespace
-
-// oneDNN multiplies bf16 only where the CPU has bf16 support (AVX512_CORE and
-// up in oneDNN 2.6): elsewhere, an AVX2 machine say, creating the primitive
-// fails. Asked once, with a 1x1x1 problem, so the answer is oneDNN's own.
-bool onednn_bf16_supported() {
-  static const bool supported = [] {
-    try {
-      make_primitive(PrimitiveKey{1, 1, 1, 1, 1, 1, 1, 1, 1, memory::data_type::bf16, 1.0f, false});
-      return true;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return supported;
-}
-
-namespace {
-
 // Copies a strided f32 matrix into a dense row-major bf16 one.
 void round_to_bf16(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, uint16_t* dst) {
   for (int64_t i = 0; i < rows; ++i)
@@ -110,7 +91,7 @@ void run_onednn(const Params& p) {
   // The bf16 permission is not a check (oneDNN takes f32 either way) but a
   // choice of arithmetic, so the run reads the precision tree (run_reads).
   // Where oneDNN has no bf16 the permission goes unused: f32 stays f32.
-  const bool to_bf16 = p.dtype == DType::f32 && onednn_bf16_supported() &&
+  const bool to_bf16 = p.dtype == DType::f32 && backends::onednn::has_bf16() &&
                        precision::resolved(precision::Backend::mkldnn, precision::Op::matmul) == flags::Precision::bf16;
   StoragePtr staging;
   uint16_t *a16 = nullptr, *b16 = nullptr;
@@ -155,11 +136,7 @@ std::unique_ptr<dispatch::Implementation> make_onednn_matmul() {
   std::vector<dispatch::Check<Params>> list;
   list.push_back(enabled<Params>(flags::Id::mkldnn_enabled));
   list.push_back(dtype_in<Params>({DType::f32, DType::bf16}));
-  list.push_back({"bf16 support", [](const Params& p, dispatch::Reasons& r) {
-                    return p.dtype != DType::bf16 || onednn_bf16_supported() ||
-                           r.fail("a CPU where oneDNN has bf16 matmul (AVX512_CORE or newer)",
-                                  [] { return std::string("none here (oneDNN ISA ") + dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()) + ")"; });
-                  }});
+  list.push_back(backends::onednn::bf16_support_check<Params>());
   list.push_back({"layout", checks::blas_layout});
   return std::make_unique<dispatch::Impl<Params>>("onednn:matmul", "onednn", props, std::move(list), run_onednn,
                                                   precision::path(precision::Backend::mkldnn, precision::Op::matmul));

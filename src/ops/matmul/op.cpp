@@ -9,6 +9,7 @@
 // preferred_blas_library("cublaslt") moves cuBLASLt ahead), then the
 // reference, which accepts every valid CPU problem.
 
+#include "backends/onednn/onednn_bf16.h"
 #include "backplane/op_spec.h"
 #include "backplane/precision.h"
 #include "backplane_build_config.h"
@@ -27,9 +28,17 @@ std::vector<std::string> explain_notes(const dispatch::Problem& p) {
   if (prec == flags::Precision::tf32)
     notes.push_back("fp32 precision 'tf32' (\"high\") permits TF32, which no CPU has: CPU implementations stay "
                     "exact (fp32 arithmetic)");
-  else if (prec == flags::Precision::bf16)
-    notes.push_back("fp32 precision 'bf16' (\"medium\") permits bf16 operands with fp32 accumulation: "
-                    "builtin:avx512_bf16 and onednn:matmul use it, the others stay exact");
+  else if (prec == flags::Precision::bf16) {
+    // Name only those that can use it on this machine: a permission is no promise.
+    std::string users;
+    if (kernels::cpu::gemm_isa_supported(kernels::cpu::GemmIsa::avx512_bf16)) users = "builtin:avx512_bf16";
+    if (backends::onednn::built_with_bf16()) users += std::string(users.empty() ? "" : " and ") + "onednn:matmul";
+    notes.push_back(users.empty()
+                        ? "fp32 precision 'bf16' (\"medium\") permits bf16 operands, but nothing here can use it (this "
+                          "CPU has no AVX512_BF16 and its oneDNN no bf16): every implementation computes in fp32"
+                        : "fp32 precision 'bf16' (\"medium\") permits bf16 operands with fp32 accumulation: " + users +
+                              " use it, the others stay exact");
+  }
   else
     notes.push_back("fp32 precision permits no reduced arithmetic (\"highest\"): every implementation computes in "
                     "fp32");
