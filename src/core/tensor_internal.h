@@ -56,6 +56,41 @@ void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
   }
 }
 
+// Calls fn(a_offset, b_offset, inner) once per row (the innermost dim) of
+// `shape`, with the offsets of the row's first element in two views of that
+// shape with strides a_strides and b_strides: copies and conversions then
+// run their inner loop (or one memcpy) per row. Nothing for an empty shape;
+// one row of one element for a 0-d one.
+template <class Fn>
+void for_each_row_pair(const Shape& shape, const Shape& a_strides, const Shape& b_strides, Fn&& fn) {
+  const int64_t ndim = static_cast<int64_t>(shape.size());
+  for (int64_t s : shape) {
+    if (s == 0) return;
+  }
+  if (ndim == 0) {
+    fn(int64_t{0}, int64_t{0}, int64_t{1});
+    return;
+  }
+  const int64_t inner = shape[ndim - 1];
+  Shape index(ndim, 0);
+  int64_t a = 0, b = 0;
+  while (true) {
+    fn(a, b, inner);
+    int64_t d = ndim - 2;  // the odometer of for_each_offset, over two bases
+    for (; d >= 0; --d) {
+      if (++index[d] < shape[d]) {
+        a += a_strides[d];
+        b += b_strides[d];
+        break;
+      }
+      a -= a_strides[d] * (shape[d] - 1);
+      b -= b_strides[d] * (shape[d] - 1);
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 // Note [Checked sizes]
 // Every size computed from a shape (element counts, byte counts, strides,
 // the extent of a view) is computed with overflow checks: shapes come from

@@ -285,3 +285,37 @@ def test_integer_products_are_exact_and_wrap(dtype):
                                   np.zeros((2, 4), dtype))
     with pytest.raises(ValueError, match="an integral alpha for integer tensors"):
         backplane.addmm(bias, a[0], b, alpha=0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, ml_dtypes.bfloat16])
+def test_a_batch_against_one_b_folds_into_rows_where_the_strides_merge(dtype):
+    # Note [Folding the batch into rows]: one GEMM of batch * m rows when a's
+    # batch and row dims merge; otherwise one GEMM per batch entry. Same results.
+    def r(shape):
+        return rand(shape, np.float64).astype(dtype)
+    b, w, bias = r((7, 5)), r((5, 7)), r((5,))
+    cases = {  # name: (a, folds)
+        "contiguous": (r((3, 4, 6, 7)), True),
+        "size-1 dims": (r((1, 4, 1, 7)), True),
+        "every other row": (r((3, 12, 7))[:, ::2], True),   # row stride 14, batch stride 6 * 14
+        "every other batch": (r((6, 4, 6, 7))[::2], False),
+        "rows transposed": (r((3, 7, 6)).transpose(0, 2, 1), False),
+        "broadcast batch": (np.broadcast_to(r((1, 6, 7)), (3, 6, 7)), False),
+    }
+    tol = 3e-2 if dtype == ml_dtypes.bfloat16 else 1e-5
+    f64 = lambda x: x.astype(np.float64)  # noqa: E731
+    for name, (a, folds) in cases.items():
+        batch_rows = int(np.prod(a.shape[:-1]))
+        problem = backends.explain("matmul", a, b).problem
+        assert (f"batch=1 m={batch_rows} " in problem) == folds, (name, problem)
+        got = backplane.matmul(a, b).numpy()
+        assert got.shape == a.shape[:-1] + (5,), name
+        np.testing.assert_allclose(f64(got), f64(a) @ f64(b), rtol=tol, atol=tol, err_msg=name)
+        got = backplane.linear(a, w, bias).numpy()
+        np.testing.assert_allclose(f64(got), f64(a) @ f64(w).T + f64(bias), rtol=tol, atol=tol, err_msg=name)
+    # A 1-D b folds too (a batch of matrix-vector products), and NaN stays in its row.
+    a = r((4, 3, 7))
+    a[2, 1, 3] = np.nan
+    got = f64(backplane.matmul(a, b[:, 0]).numpy())
+    assert got.shape == (4, 3) and np.isnan(got[2, 1]) and np.isnan(got).sum() == 1
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(f64(a) @ f64(b[:, 0])), rtol=tol, atol=tol)

@@ -45,6 +45,42 @@ Tensor as_matrix(const Tensor& v, bool row) {
              : Tensor::from_storage(v.storage(), {k, 1}, {s, 1}, v.storage_offset(), v.dtype());
 }
 
+// The row stride of t's dims [0, last] merged into one (each stride equal to
+// the next dim's size times its stride; size-1 dims need nothing), or -1 when
+// they do not merge. All of size 1: any stride serves.
+int64_t merged_row_stride(const Tensor& t, int64_t last) {
+  int64_t stride = -1, next = 0;  // the innermost non-1 dim's stride; what the next one out must have
+  for (int64_t d = last; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (stride >= 0 && t.stride(d) != next) return -1;
+    if (stride < 0) stride = t.stride(d);
+    next = t.stride(d) * t.size(d);
+  }
+  return stride < 0 ? t.stride(last) : stride;
+}
+
+// Note [Folding the batch into rows]
+// A batch of products against one b (b without batch dims: matmul with a 2-D
+// or 1-D b, linear over [batch, seq, features]) is one GEMM with batch * m
+// rows when a's batch and row dims merge into one stride, as PyTorch folds
+// it: one large product runs at the kernels' full rate where `batch` small
+// ones (m = 1 for a batch of vectors) each pay packing and thread start-up.
+// The caller's shape (`result`) is unchanged; explain shows the folded
+// problem (batch 1, m = batch * m).
+bool fold_batch_into_rows(Params& p) {
+  const int64_t batch_dims = static_cast<int64_t>(p.batch_shape.size());
+  if (batch_dims == 0 || p.batch == 1) return false;
+  const int64_t row_stride = merged_row_stride(p.a, batch_dims);
+  if (row_stride < 0) return false;
+  p.m *= p.batch;
+  p.a = Tensor::from_storage(p.a.storage(), {p.m, p.k}, {row_stride, p.a.stride(-1)}, p.a.storage_offset(), p.dtype);
+  p.b = Tensor::from_storage(p.b.storage(), {p.k, p.n}, {p.b.stride(-2), p.b.stride(-1)}, p.b.storage_offset(),
+                             p.dtype);
+  p.batch = 1;
+  p.batch_shape.clear();
+  return true;
+}
+
 // matmul's shape rules; `result` receives the shape the caller sees.
 Params make_params(const char* op, const Tensor& a_in, const Tensor& b_in, Shape& result) {
   check_tensor(op, "a", a_in);
@@ -77,10 +113,12 @@ Params make_params(const char* op, const Tensor& a_in, const Tensor& b_in, Shape
   out_shape.insert(out_shape.end(), {p.m, p.n});
   p.a = a.expand(a_shape);
   p.b = b.expand(b_shape);
-  p.out = Tensor::empty(out_shape, p.dtype, p.device);
   result = p.batch_shape;
   if (a_in.ndim() > 1) result.push_back(p.m);
   if (b_in.ndim() > 1) result.push_back(p.n);
+  if (b.ndim() == 2 && fold_batch_into_rows(p))  // Note [Folding the batch into rows]
+    out_shape = {p.m, p.n};
+  p.out = Tensor::empty(out_shape, p.dtype, p.device);
   return p;
 }
 
