@@ -1,8 +1,8 @@
 // The flash-attention kernel (kernels/cpu/attention_flash.h) called directly:
-// the AVX-512 exp against std::exp, and the tile edges of the query/key
-// blocks (one short of, at and one past each block boundary, causal and
-// masked, fully masked rows) on both softmax paths (AVX-512 and portable)
-// against an fp64 oracle.
+// the AVX-512 and AVX2 exp against std::exp, and the tile edges of the
+// query/key blocks (one short of, at and one past each block boundary,
+// causal and masked, fully masked rows) on every softmax path (AVX-512,
+// AVX2, portable) against an fp64 oracle.
 
 #include <gtest/gtest.h>
 
@@ -18,55 +18,83 @@
 namespace bp::kernels::cpu {
 namespace {
 
-TEST(FlashKernel, F16cWideningMatchesTheScalarConversion) {
-  if (!flash_softmax_avx512_supported()) GTEST_SKIP() << "no AVX-512";
-  // Every width up to two vectors and a bit (the masked tail), rows with a
-  // stride wider than the row, values over the whole f16 range.
-  std::mt19937 gen(7);
-  for (int64_t cols = 1; cols <= 35; ++cols) {
-    const int64_t rows = 3, rs = cols + 5;
-    std::vector<uint16_t> src(static_cast<std::size_t>(rows * rs));
-    for (auto& h : src) h = static_cast<uint16_t>(gen() & 0x7BFFu) | static_cast<uint16_t>(gen() & 0x8000u);
-    std::vector<float> got(static_cast<std::size_t>(rows * cols + 1), -7.0f);
-    detail::widen_f16_rows_avx512(src.data(), rs, rows, cols, got.data());
-    EXPECT_EQ(got.back(), -7.0f) << "wrote past the end, cols " << cols;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        ASSERT_EQ(got[r * cols + c], half_bits_to_float(src[r * rs + c])) << "r " << r << " c " << c;
-  }
+// The vector pieces of each width, and whether this CPU runs them.
+struct VectorPieces {
+  const char* name;
+  bool supported;
+  void (*exp)(const float*, float*, int64_t);
+  void (*widen)(const uint16_t*, int64_t, int64_t, int64_t, float*);
+  float flush_below;  // exp gives exactly 0 below this (AVX2: no subnormal results)
+};
+std::vector<VectorPieces> vector_pieces() {
+  return {{"avx512", flash_softmax_avx512_supported(), detail::exp_f32_avx512, detail::widen_f16_rows_avx512,
+           -std::numeric_limits<float>::infinity()},
+          {"avx2", softmax_vec_for(GemmIsa::avx2) == SoftmaxVec::avx2, detail::exp_f32_avx2,
+           detail::widen_f16_rows_avx2, -86.9f}};
 }
 
-TEST(FlashKernel, Avx512ExpMatchesStdExp) {
-  if (!flash_softmax_avx512_supported()) GTEST_SKIP() << "no AVX-512";
-  const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> x = {-inf, -1e30f, -1e5f, -200.0f, -104.5f, -104.0f, -103.9f, -103.0f, -100.0f, -87.5f,
-                          -87.3f, -80.0f, -1e-30f, -0.0f, 0.0f, 1e-30f, 1e-7f, 88.0f, 88.7f, 88.8f, 89.0f,
-                          100.0f, inf};
-  for (float t = -110.0f; t <= 89.0f; t += 0.0137f) x.push_back(t);  // dense, both sides of every 2^n
-  for (float t = -1.0f; t <= 1.0f; t += 1.0f / 1024) x.push_back(t);
-  x.push_back(std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> y(x.size() + 1, -1.0f);  // odd length: the masked tail runs too
-  detail::exp_f32_avx512(x.data(), y.data(), static_cast<int64_t>(x.size()));
-  EXPECT_EQ(y.back(), -1.0f) << "wrote past the end";
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double ref = std::exp(static_cast<double>(x[i]));
-    const float got = y[i];
-    if (std::isnan(x[i])) {
-      EXPECT_TRUE(std::isnan(got));
-    } else if (ref > FLT_MAX) {
-      EXPECT_EQ(got, inf) << "x = " << x[i];
-    } else {
-      // ~2 ulp in the normal range; one subnormal step below it.
-      EXPECT_LE(std::abs(got - ref), 2.5e-7 * ref + 2e-45) << "x = " << x[i] << " std::exp " << std::exp(x[i]);
+TEST(FlashKernel, F16cWideningMatchesTheScalarConversion) {
+  int ran = 0;
+  for (const VectorPieces& vp : vector_pieces()) {
+    if (!vp.supported) continue;
+    ++ran;
+    // Every width up to two vectors and a bit (the tail), rows with a
+    // stride wider than the row, values over the whole f16 range.
+    std::mt19937 gen(7);
+    for (int64_t cols = 1; cols <= 35; ++cols) {
+      const int64_t rows = 3, rs = cols + 5;
+      std::vector<uint16_t> src(static_cast<std::size_t>(rows * rs));
+      for (auto& h : src) h = static_cast<uint16_t>(gen() & 0x7BFFu) | static_cast<uint16_t>(gen() & 0x8000u);
+      std::vector<float> got(static_cast<std::size_t>(rows * cols + 1), -7.0f);
+      vp.widen(src.data(), rs, rows, cols, got.data());
+      EXPECT_EQ(got.back(), -7.0f) << vp.name << " wrote past the end, cols " << cols;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          ASSERT_EQ(got[r * cols + c], half_bits_to_float(src[r * rs + c])) << vp.name << " r " << r << " c " << c;
     }
   }
-  float zero = 0.0f, one;
-  detail::exp_f32_avx512(&zero, &one, 1);
-  EXPECT_EQ(one, 1.0f);
-  const float ninf = -inf;
-  float e;
-  detail::exp_f32_avx512(&ninf, &e, 1);
-  EXPECT_EQ(e, 0.0f);
+  if (ran == 0) GTEST_SKIP() << "neither AVX-512 nor AVX2 with F16C";
+}
+
+TEST(FlashKernel, VectorExpMatchesStdExp) {
+  int ran = 0;
+  for (const VectorPieces& vp : vector_pieces()) {
+    if (!vp.supported) continue;
+    ++ran;
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> x = {-inf, -1e30f, -1e5f, -200.0f, -104.5f, -104.0f, -103.9f, -103.0f, -100.0f, -87.5f,
+                            -87.3f, -86.95f, -86.9f, -86.85f, -80.0f, -1e-30f, -0.0f, 0.0f, 1e-30f, 1e-7f, 88.0f,
+                            88.7f, 88.72f, 88.7228f, 88.723f, 88.8f, 89.0f, 100.0f, inf};
+    for (float t = -110.0f; t <= 89.0f; t += 0.0137f) x.push_back(t);  // dense, both sides of every 2^n
+    for (float t = -1.0f; t <= 1.0f; t += 1.0f / 1024) x.push_back(t);
+    x.push_back(std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> y(x.size() + 1, -1.0f);  // odd length: the tail runs too
+    vp.exp(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    EXPECT_EQ(y.back(), -1.0f) << vp.name << " wrote past the end";
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double ref = std::exp(static_cast<double>(x[i]));
+      const float got = y[i];
+      if (std::isnan(x[i])) {
+        EXPECT_TRUE(std::isnan(got)) << vp.name;
+      } else if (ref > FLT_MAX) {
+        EXPECT_EQ(got, inf) << vp.name << " x = " << x[i];
+      } else if (x[i] < vp.flush_below) {
+        EXPECT_EQ(got, 0.0f) << vp.name << " x = " << x[i];
+      } else {
+        // ~2 ulp in the normal range; one subnormal step below it.
+        EXPECT_LE(std::abs(got - ref), 2.5e-7 * ref + 2e-45)
+            << vp.name << " x = " << x[i] << " std::exp " << std::exp(x[i]);
+      }
+    }
+    float zero = 0.0f, one;
+    vp.exp(&zero, &one, 1);
+    EXPECT_EQ(one, 1.0f) << vp.name;
+    const float ninf = -inf;
+    float e;
+    vp.exp(&ninf, &e, 1);
+    EXPECT_EQ(e, 0.0f) << vp.name;
+  }
+  if (ran == 0) GTEST_SKIP() << "neither AVX-512 nor AVX2";
 }
 
 // q (L x E), k (S x E), v (S x Ev), mask (L x S) or empty, row-major, one head.
@@ -139,6 +167,7 @@ void check_shape(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, bool
 TEST(FlashKernel, TileEdges) {
   std::vector<GemmIsa> isas = {GemmIsa::generic};
   if (flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512);
+  if (softmax_vec_for(GemmIsa::avx2) == SoftmaxVec::avx2) isas.push_back(GemmIsa::avx2);
   for (GemmIsa isa : isas) {
     // The default 192 x 384 tile: one short of, at and past each edge.
     for (int64_t L : {1, 3, 191, 192, 193, 385})

@@ -231,3 +231,40 @@ def test_can_use_flash_attention_runs_the_cpu_checks():
         assert cuda.can_use_flash_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is False
     # efficient:cpu answers for CPU tensors too (test_sdpa_efficient.py).
     assert cuda.can_use_efficient_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is True
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_shared_key_heads_fold_into_query_rows_in_every_layout(dtype):
+    # Note [Folding shared key heads into query rows]: flash:cpu runs the query
+    # heads of one key/value head as rows of one problem where their rows
+    # continue one another, and per head elsewhere; both against the oracle.
+    np_dtype, tol = DTYPES[dtype]
+    B, H, Hk, S, E = 2, 8, 2, 37, 16
+    k, v = rand((B, Hk, S, E), np_dtype), rand((B, Hk, S, E), np_dtype)
+    with backends.implementations("sdpa", "flash:cpu"):
+        for L in (1, 5):
+            q = rand((B, H, L, E), np_dtype)
+            q_heads_inner = np.swapaxes(rand((B, L, H, E), np_dtype), 1, 2)   # head stride E: rows do not continue
+            cases = {
+                "gqa": (q, k, v, None, True),
+                "gqa, heads-inner q": (q_heads_inner, k, v, None, True),
+                "gqa, per-head float mask": (q, k, v, rand((B, H, L, S), np_dtype), True),
+                "gqa, per-head bool mask": (q, k, v, RNG.random((B, H, L, S)) < 0.6, True),
+                "gqa, mask broadcast over heads": (q, k, v, RNG.random((L, S)) < 0.6, True),
+                "one key head for all (MQA)": (q, k[:, :1], v[:, :1], None, True),
+            }
+            for name, (qq, kk, vv, mask, gqa) in cases.items():
+                out = F.scaled_dot_product_attention(qq, kk, vv, attn_mask=mask, enable_gqa=gqa)
+                want = oracle(qq, kk, vv, mask, gqa=gqa)
+                got = np.asarray(out.numpy(), np.float64)
+                assert got.shape == want.shape, (L, name)
+                assert np.abs(got - want).max() <= tol, (L, name, np.abs(got - want).max())
+            # causal stays per head; a fully masked head row is still 0
+            got = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True).numpy()
+            np.testing.assert_allclose(np.asarray(got, np.float64), oracle(q, k, v, causal=True, gqa=True),
+                                       atol=tol, rtol=0)
+            mask = np.ones((B, H, L, S), bool)
+            mask[1, 3, 0] = False
+            got = np.asarray(F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True).numpy(),
+                             np.float64)
+            assert np.all(got[1, 3, 0] == 0) and np.abs(got - oracle(q, k, v, mask, gqa=True)).max() <= tol

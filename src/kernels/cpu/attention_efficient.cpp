@@ -112,7 +112,7 @@ void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64
     std::fill(s, s + nk, Acc(0));
     return;
   }
-  const Acc sum = exp_shifted_sum(s, visible, m_new, softmax_avx512_allowed(a.isa));
+  const Acc sum = exp_shifted_sum(s, visible, m_new, softmax_vec_for(a.isa));
   std::fill(s + visible, s + nk, Acc(0));
   const Acc shrink = std::exp(m - m_new);  // 0 on the first visible block, 1 when the max holds
   if (shrink != Acc(1)) {

@@ -93,19 +93,20 @@ class Buf {
 
 // A rows x cols block of a strided view, as a view usable by the GEMM: the
 // view itself when it already holds Acc, else a converted copy in `buf`
-// (f16 rows widened with F16C when `avx512`: the ISA the caller may use).
+// (f16 rows widened with F16C at the vector width `vec` the caller may use).
 template <DType kElem, class Acc>
 MatView<const Acc> block(const typename Elem<kElem>::T* base, int64_t rs, int64_t cs, int64_t rows, int64_t cols,
-                         Buf<Acc>& buf, bool avx512) {
+                         Buf<Acc>& buf, SoftmaxVec vec) {
   using T = typename Elem<kElem>::T;
   if constexpr (std::is_same_v<T, Acc>) {
     return {base, rows, cols, rs, cs};
   } else {
     buf.resize(static_cast<std::size_t>(rows * cols));
     if constexpr (kElem == DType::f16 && std::is_same_v<Acc, float>) {
-      // F16C widening, 16 values per instruction, where rows are contiguous.
-      if (avx512 && cs == 1) {
-        detail::widen_f16_rows_avx512(base, rs, rows, cols, buf.data());
+      // F16C widening, 8 or 16 values per instruction, where rows are contiguous.
+      if (vec != SoftmaxVec::scalar && cs == 1) {
+        (vec == SoftmaxVec::avx512 ? detail::widen_f16_rows_avx512 : detail::widen_f16_rows_avx2)(base, rs, rows,
+                                                                                                  cols, buf.data());
         return {buf.data(), rows, cols, cols, 1};
       }
     }
@@ -120,12 +121,14 @@ MatView<const Acc> block(const typename Elem<kElem>::T* base, int64_t rs, int64_
 // column max), s = exp(s - m'), corr = exp(m - m'), l = corr·l + column sum,
 // m = m'. A column whose keys are all masked so far keeps m = -inf and gets
 // P = 0 (the shift is taken as 0 there instead of -inf, so no inf - inf).
-// AVX-512 when the caller picked that ISA (the hardware check and the
-// CPU-capability cap are applied by pick_gemm_isa) else scalar std::exp.
+// AVX-512 or AVX2 at the width the caller's ISA allows (the hardware check
+// and the CPU-capability cap are applied by pick_gemm_isa), else std::exp.
 template <class Acc>
-void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* corr, Acc* mx, Acc* sum, bool vec) {
+void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* corr, Acc* mx, Acc* sum,
+                        SoftmaxVec vec) {
   if constexpr (std::is_same_v<Acc, float>) {
-    if (vec) return detail::softmax_block_cols_f32_avx512(s, nk, nq, m, l, corr);
+    if (vec == SoftmaxVec::avx512) return detail::softmax_block_cols_f32_avx512(s, nk, nq, m, l, corr);
+    if (vec == SoftmaxVec::avx2) return detail::softmax_block_cols_f32_avx2(s, nk, nq, m, l, corr);
   }
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   std::copy(m, m + nq, mx);
@@ -182,7 +185,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   const T* k = static_cast<const T*>(a.k.data) + a.k.off[n];
   const T* v = static_cast<const T*>(a.v.data) + a.v.off[n];
   const Acc* mask = a.mask.data ? static_cast<const Acc*>(a.mask.data) + a.mask.off[n] : nullptr;
-  const bool vec = std::is_same_v<Acc, float> && softmax_avx512_allowed(a.isa);
+  const SoftmaxVec vec = std::is_same_v<Acc, float> ? softmax_vec_for(a.isa) : SoftmaxVec::scalar;
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
   const Acc scale = static_cast<Acc>(a.scale);
@@ -273,15 +276,19 @@ bool flash_softmax_avx512_supported() {
   return ok;
 }
 
-bool softmax_avx512_allowed(GemmIsa isa) {
-  return (isa == GemmIsa::avx512 || isa == GemmIsa::avx512_bf16) && flash_softmax_avx512_supported();
+SoftmaxVec softmax_vec_for(GemmIsa isa) {
+  if ((isa == GemmIsa::avx512 || isa == GemmIsa::avx512_bf16) && flash_softmax_avx512_supported())
+    return SoftmaxVec::avx512;
+  // The AVX2 GEMM's feature set (AVX2, FMA, F16C) is the softmax file's.
+  static const bool avx2 = gemm_isa_supported(GemmIsa::avx2);
+  return isa != GemmIsa::generic && avx2 ? SoftmaxVec::avx2 : SoftmaxVec::scalar;
 }
 
-float exp_shifted_sum(float* s, int64_t n, float shift, bool avx512) {
+float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec) {
   float sum = 0;
-  if (avx512) {
+  if (vec != SoftmaxVec::scalar) {
     for (int64_t i = 0; i < n; ++i) s[i] -= shift;
-    detail::exp_f32_avx512(s, s, n);
+    (vec == SoftmaxVec::avx512 ? detail::exp_f32_avx512 : detail::exp_f32_avx2)(s, s, n);
     for (int64_t i = 0; i < n; ++i) sum += s[i];
   } else {
     for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
@@ -289,7 +296,7 @@ float exp_shifted_sum(float* s, int64_t n, float shift, bool avx512) {
   return sum;
 }
 
-double exp_shifted_sum(double* s, int64_t n, double shift, bool) {
+double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
   return sum;

@@ -53,17 +53,17 @@ void flash_attention(const FlashAttention& args);
 // Whether the AVX-512 softmax helpers below can run here (build and CPU).
 bool flash_softmax_avx512_supported();
 
-// Whether a kernel running its GEMMs on `isa` may use the AVX-512 softmax
-// helpers: the isa is an AVX-512 one (the CPU-capability cap allowed it) and
-// flash_softmax_avx512_supported().
-bool softmax_avx512_allowed(GemmIsa isa);
+// The vector width of the softmax helpers a kernel may use: that of the ISA
+// its GEMMs run on (pick_gemm_isa has applied the CPU-capability cap), so
+// an "avx2" cap keeps the softmax to AVX2 too. scalar is std::exp.
+enum class SoftmaxVec { scalar, avx2, avx512 };
+SoftmaxVec softmax_vec_for(GemmIsa isa);
 
-// s[i] = exp(s[i] - shift) for i < n; returns their sum. The AVX-512 exp
-// when `avx512` (softmax_avx512_allowed), else std::exp; double always
-// takes std::exp. The online and plain softmaxes of every sdpa CPU path
-// (efficient:cpu's rows, math:any's rows) share it.
-float exp_shifted_sum(float* s, int64_t n, float shift, bool avx512);
-double exp_shifted_sum(double* s, int64_t n, double shift, bool avx512);
+// s[i] = exp(s[i] - shift) for i < n; returns their sum. The vector exp of
+// `vec` for float, std::exp for double. The online and plain softmaxes of
+// every sdpa CPU path (efficient:cpu's rows, math:any's rows) share it.
+float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec);
+double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec vec);
 
 // Note [NaN in attention]
 // A score row holding NaN (a NaN in q, k or the mask, or 0·inf from E = 0
@@ -92,6 +92,11 @@ void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, f
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit
 // column stride) widened to fp32 with F16C.
 void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
+// Their AVX2 twins (attention_flash_avx2.cpp; only where the CPU has AVX2,
+// FMA and F16C). exp_f32_avx2 returns 0 below -86.9 instead of subnormals.
+void exp_f32_avx2(const float* x, float* y, int64_t n);
+void softmax_block_cols_f32_avx2(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr);
+void widen_f16_rows_avx2(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
 }  // namespace detail
 
 }  // namespace bp::kernels::cpu

@@ -31,9 +31,9 @@ void softmax_rows(const Params& p, Acc* scores) {
   if (dropout) stream = default_generator().reserve(static_cast<uint64_t>(p.batch * p.L * p.S));
   const Acc keep_scale = p.dropout_p < 1 ? Acc(1) / Acc(1 - p.dropout_p) : Acc(0);
   const int64_t rows = p.batch * p.L;
-  // f32 rows take the flash kernel's AVX-512 exp where the ISA and the
-  // CPU-capability cap allow it (the exp was 2/3 of this path's time).
-  const bool vec_exp = kernels::cpu::softmax_avx512_allowed(pick_gemm_isa());
+  // f32 rows take the flash kernel's vector exp (AVX-512 or AVX2) where the
+  // ISA and the CPU-capability cap allow it (the exp was 2/3 of this path's time).
+  const kernels::cpu::SoftmaxVec vec_exp = kernels::cpu::softmax_vec_for(pick_gemm_isa());
   // A thread per 16 Ki scores at most, so small problems stay on one (Note [Team sizes]).
   const int team = threads::team_size(std::min(rows, std::max<int64_t>(1, rows * p.S / 16384)));
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
