@@ -13,6 +13,17 @@
 // sum, reported by memory_stats() as plan_bytes of the cache's device, and
 // `max_bytes` (0: no bound) evicts least recently used plans until the sum
 // fits (a plan larger than the bound alone is used but not kept).
+//
+// Note [Plan cache slots]
+// A caller that calls with the same key again and again (an op in a loop)
+// may keep a Slot: where get_or_create_sized() left its plan in the cache,
+// stamped with the count of removals so far. hit(slot) then finds the plan
+// without building or hashing the key, and still counts a hit and moves the
+// entry to the front, so the LRU order and the counts are those of a
+// lookup. Any removal (eviction, clear(), a shrinking bound) bumps the count
+// and so turns every outstanding slot stale: hit() answers nullptr and the
+// caller looks the key up again. A slot is the caller's own (one thread's),
+// and says nothing about which key it was for: the caller compares keys.
 
 #include <atomic>
 #include <cstdint>
@@ -87,6 +98,11 @@ class PlanCacheBase {
     return bytes_;
   }
   uint64_t hits() const { return hits_.load(); }
+  // Entries removed so far (evictions and clears): Note [Plan cache slots].
+  uint64_t removals() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return removals_;
+  }
   uint64_t misses() const { return misses_.load(); }
 
   // plan_bytes of memory_stats(): the sum over the caches of `device`.
@@ -109,6 +125,7 @@ class PlanCacheBase {
   int64_t max_size_;
   int64_t max_bytes_ = 0;
   int64_t bytes_ = 0;
+  uint64_t removals_ = 0;  // Note [Plan cache slots]
   Device device_;
   mutable std::mutex mutex_;
   std::atomic<uint64_t> hits_{0}, misses_{0};
@@ -127,10 +144,22 @@ class PlanCacheBase {
 
 template <class Key, class Plan, class Hash = std::hash<Key>>
 class PlanCache final : public PlanCacheBase {
+  struct Entry {
+    Key key;
+    std::shared_ptr<Plan> plan;
+    int64_t bytes;
+  };
+
  public:
   using PlanPtr = std::shared_ptr<Plan>;
   using PlanCacheBase::PlanCacheBase;
   ~PlanCache() override = default;
+
+  // Where a plan sits in the cache (Note [Plan cache slots]); default: stale.
+  struct Slot {
+    typename std::list<Entry>::iterator entry{};
+    uint64_t removals = ~uint64_t{0};
+  };
 
   // A made plan and its size in bytes (0 when unknown).
   struct Made {
@@ -144,7 +173,11 @@ class PlanCache final : public PlanCacheBase {
   PlanPtr get_or_create(const Key& key, const std::function<PlanPtr()>& make) {
     return get_or_create_sized(key, [&] { return Made{make(), 0}; });
   }
-  PlanPtr get_or_create_sized(const Key& key, const std::function<Made()>& make, bool* was_cached = nullptr) {
+  // `slot`, when given, is set to where the plan now sits (left stale when
+  // it was not kept): Note [Plan cache slots].
+  PlanPtr get_or_create_sized(const Key& key, const std::function<Made()>& make, bool* was_cached = nullptr,
+                              Slot* slot = nullptr) {
+    if (slot) *slot = Slot{};
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = index_.find(key);
@@ -152,6 +185,7 @@ class PlanCache final : public PlanCacheBase {
         ++hits_;
         if (it->second != lru_.begin()) lru_.splice(lru_.begin(), lru_, it->second);
         if (was_cached) *was_cached = true;
+        if (slot) *slot = Slot{it->second, removals_};
         return it->second->plan;
       }
       ++misses_;
@@ -162,12 +196,26 @@ class PlanCache final : public PlanCacheBase {
     if (max_size_ == 0) return made.plan;
     if (max_bytes_ > 0 && made.bytes > max_bytes_) return made.plan;  // too large to keep
     auto it = index_.find(key);
-    if (it != index_.end()) return it->second->plan;  // another thread made it first
+    if (it != index_.end()) {  // another thread made it first
+      if (slot) *slot = Slot{it->second, removals_};
+      return it->second->plan;
+    }
     evict_to(static_cast<size_t>(max_size_ - 1), made.bytes);
     lru_.push_front(Entry{key, made.plan, made.bytes});
     index_[key] = lru_.begin();
     bytes_ += made.bytes;
+    if (slot) *slot = Slot{lru_.begin(), removals_};
     return made.plan;
+  }
+
+  // The plan at `slot` as a hit (counted, moved to the front), or nullptr
+  // when something was removed since the slot was filled: Note [Plan cache slots].
+  PlanPtr hit(const Slot& slot) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (slot.removals != removals_) return nullptr;
+    ++hits_;
+    if (slot.entry != lru_.begin()) lru_.splice(lru_.begin(), lru_, slot.entry);
+    return slot.entry->plan;
   }
 
   // The cached plan for `key` or nullptr, without touching the order or the
@@ -188,20 +236,16 @@ class PlanCache final : public PlanCacheBase {
     gone.swap(lru_);
     index_.clear();
     bytes_ = 0;
+    ++removals_;
   }
 
  private:
-  struct Entry {
-    Key key;
-    PlanPtr plan;
-    int64_t bytes;
-  };
-
   void evict_to(size_t n, int64_t reserve) override {
     while (!lru_.empty() && (lru_.size() > n || (max_bytes_ > 0 && bytes_ + reserve > max_bytes_))) {
       index_.erase(lru_.back().key);
       bytes_ -= lru_.back().bytes;
       lru_.pop_back();
+      ++removals_;
     }
   }
 

@@ -50,19 +50,26 @@ std::string cuda_error_text(const char* buffer) {
   return buffer[0] != '\0' ? std::string(buffer) : std::string("unknown CUDA error");
 }
 
+// The block size allocate_cpu() asks for: aligned_alloc wants a multiple of
+// the alignment; a zero-byte tensor still gets a real (unique, non-null)
+// address, which DLPack consumers expect.
+std::size_t cpu_block_bytes(std::size_t nbytes) {
+  const std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
+  return rounded == 0 ? kCpuAlignment : rounded;
+}
+
 StoragePtr allocate_cpu(std::size_t nbytes) {
-  // aligned_alloc wants a multiple of the alignment; a zero-byte tensor still
-  // gets a real (unique, non-null) address, which DLPack consumers expect.
-  std::size_t rounded = (nbytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
-  if (rounded == 0) rounded = kCpuAlignment;
+  const std::size_t rounded = cpu_block_bytes(nbytes);
   void* p = host_cache::take(rounded);  // Note [Host block cache]
   if (p == nullptr) p = std::aligned_alloc(kCpuAlignment, rounded);
   if (p == nullptr) {
     throw_runtime("allocate", "out of host memory allocating " + std::to_string(nbytes) + " bytes");
   }
   record_alloc(Device::cpu(), nbytes);
-  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [p, nbytes, rounded] {
-    host_cache::give(p, rounded);
+  // Two words captured (the block size is recomputed): the release function
+  // fits std::function's own storage, so a storage costs no second heap allocation.
+  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [p, nbytes] {
+    host_cache::give(p, cpu_block_bytes(nbytes));
     record_free(Device::cpu(), nbytes);
   });
 }

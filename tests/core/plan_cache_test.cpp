@@ -163,4 +163,35 @@ TEST(PlanCache, ConcurrentCallersAllGetAPlan) {
   EXPECT_EQ(c.hits() + c.misses(), 8u * 200u);
 }
 
+// Note [Plan cache slots]: a slot finds its plan again as a counted hit that
+// keeps the LRU order, and any removal (eviction, clear) turns it stale.
+TEST(PlanCache, SlotsHitUntilSomethingIsRemoved) {
+  Cache c("test cache", 2);
+  int made = 0;
+  Cache::Slot one, two;
+  EXPECT_EQ(c.hit(one), nullptr);  // a default slot is stale
+  EXPECT_EQ(*c.get_or_create_sized(1, [&] { return Cache::Made{maker(10, &made)(), 0}; }, nullptr, &one), 10);
+  c.get_or_create_sized(2, [&] { return Cache::Made{maker(20, &made)(), 0}; }, nullptr, &two);
+  const uint64_t hits = c.hits();
+  ASSERT_NE(c.hit(one), nullptr);
+  EXPECT_EQ(*c.hit(one), 10);
+  EXPECT_EQ(c.hits(), hits + 2);
+  // 1 was hit through its slot, so it is the most recent: 3 evicts 2 ...
+  c.get_or_create(3, maker(30, &made));
+  made = 0;
+  c.get_or_create(1, maker(1, &made));
+  EXPECT_EQ(made, 0);
+  // ... and that removal made every slot stale, even the one of a plan still cached.
+  EXPECT_EQ(c.hit(one), nullptr);
+  EXPECT_EQ(c.hit(two), nullptr);
+  c.get_or_create_sized(1, [&] { return Cache::Made{maker(10, &made)(), 0}; }, nullptr, &one);
+  EXPECT_EQ(*c.hit(one), 10);
+  c.clear();
+  EXPECT_EQ(c.hit(one), nullptr);
+  // A plan that is not kept (caching disabled) leaves the slot stale.
+  c.set_max_size(0);
+  c.get_or_create_sized(1, [&] { return Cache::Made{maker(10, &made)(), 0}; }, nullptr, &one);
+  EXPECT_EQ(c.hit(one), nullptr);
+}
+
 }  // namespace

@@ -160,6 +160,57 @@ TEST(FftPlanCache, HitsEvictionAndDisabling) {
   EXPECT_EQ(cache.size(), 0u);
 }
 
+// Note [The last plan of a thread]: repeated calls take the plan from the
+// thread's last slot, still as counted hits that keep the LRU order; a
+// cleared cache, an eviction or a changed planning effort sends the next
+// call back to the cache's lookup, and results stay right throughout.
+TEST(FftPlanCache, RepeatedCallsReuseTheLastPlanWhileItIsCached) {
+  auto& cache = backends::cpu::fft_plan_cache();
+  const int64_t keep = cache.max_size();
+  cache.clear();
+  cache.set_max_size(2);
+  const Tensor a = complex_random({64}, DType::c64, 7), b = complex_random({80}, DType::c64, 8);
+  const Tensor want_a = call("fft", {{"input", a}}, "ref:any"), want_b = call("fft", {{"input", b}}, "ref:any");
+  auto fft = [&](const Tensor& x, const Tensor& want) {
+    EXPECT_LE(max_rel_diff(call("fft", {{"input", x}}, "fftw:dft"), want), 2e-5);
+  };
+  const uint64_t misses0 = cache.misses(), hits0 = cache.hits();
+  fft(a, want_a), fft(a, want_a), fft(a, want_a);
+  EXPECT_EQ(cache.misses(), misses0 + 1);
+  EXPECT_EQ(cache.hits(), hits0 + 2);  // the slot's hits are counted
+  fft(b, want_b);
+  for (int i = 0; i < 3; ++i) fft(b, want_b);  // b's plan from the slot: most recent
+  fft(a, want_a);                              // a moves to the front by lookup
+  fft(a, want_a);                              // a by its slot
+  // A third size evicts the least recently used: b (a was used last).
+  const Tensor c = complex_random({96}, DType::c64, 9);
+  fft(c, call("fft", {{"input", c}}, "ref:any"));
+  const uint64_t misses1 = cache.misses();
+  fft(a, want_a);
+  EXPECT_EQ(cache.misses(), misses1);  // a survived
+  fft(b, want_b);
+  EXPECT_EQ(cache.misses(), misses1 + 1);  // b was evicted
+  // clear(): the slot is stale, the next call plans again.
+  fft(b, want_b);
+  cache.clear();
+  fft(b, want_b);
+  EXPECT_EQ(cache.misses(), misses1 + 2);
+  EXPECT_EQ(cache.size(), 1u);
+  // A changed planning effort is another key: another plan, not the slot's.
+  {
+    backends::cpu::flags_guard g({.fft_planning_effort = flags::FftPlanningEffort::Measure});
+    fft(b, want_b);
+    EXPECT_EQ(cache.misses(), misses1 + 3);
+    fft(b, want_b);
+    EXPECT_EQ(cache.misses(), misses1 + 3);
+  }
+  fft(b, want_b);  // back to the default effort: its plan is still cached
+  EXPECT_EQ(cache.misses(), misses1 + 3);
+  EXPECT_EQ(cache.size(), 2u);
+  cache.set_max_size(keep);
+  cache.clear();
+}
+
 TEST(FftPlanCache, ConcurrentCallsAreCorrectWhilePlanningIsSerialised) {
   backends::cpu::fft_plan_cache().clear();
   const std::vector<int64_t> sizes = {12, 17, 64, 100, 243, 256, 1000, 97};

@@ -3,6 +3,7 @@
 // [One transform] in params.h). Errors follow PyTorch's texts, naming the
 // entry and the argument.
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/tensor_internal.h"
@@ -26,9 +27,10 @@ int64_t Params::signal_elements() const {
 }
 
 int64_t Params::batch() const {
+  // The product of out's sizes over the dims not transformed (batch_dims(), without its vector).
   int64_t b = 1;
-  const std::vector<int64_t> rest = batch_dims(*this);
-  for (int64_t d : rest) b *= out.size(d);
+  for (int64_t d = 0; d < out.ndim(); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) b *= out.size(d);
   return b;
 }
 
@@ -84,27 +86,28 @@ std::string torch_dtype_name(DType t) {
               entry, std::to_string(n), "a number of points >= 1");
 }
 
-// `t` with dim d of size `size`: trimmed (a view) or zero-padded (a copy),
-// for every dim at once so a padded input is copied once.
-Tensor resized(const Tensor& t, const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
-  Shape target = t.shape();
+// `view` with dim dims[i] of size sizes[i]: trimmed (a view) or zero-padded
+// (a copy), for every dim at once so a padded input is copied once. Taken
+// by value: a call that changes nothing (the usual one) returns it as it came.
+Tensor resized(Tensor view, const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
   bool grow = false;
-  Tensor view = t;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = dims[i];
-    if (sizes[i] < t.size(d)) view = view.slice(d, 0, sizes[i]);
-    grow = grow || sizes[i] > t.size(d);
-    target[d] = sizes[i];
+    if (sizes[i] < view.size(d)) view = view.slice(d, 0, sizes[i]);
+    grow = grow || sizes[i] > view.size(d);
   }
   if (!grow) return view;
+  Shape target = view.shape();
+  for (std::size_t i = 0; i < dims.size(); ++i) target[static_cast<std::size_t>(dims[i])] = sizes[i];
   // Zeros, then the kept region copied in (on the host for a device tensor:
   // the core has no device kernels).
-  Tensor host = view.device().is_cpu() ? view : view.to(Device::cpu());
-  Tensor padded = Tensor::zeros(target, t.dtype());
+  const Device device = view.device();
+  Tensor host = device.is_cpu() ? view : view.to(Device::cpu());
+  Tensor padded = Tensor::zeros(target, view.dtype());
   Tensor region = padded;
-  for (int64_t d = 0; d < t.ndim(); ++d) region = region.slice(d, 0, view.size(d));
+  for (int64_t d = 0; d < view.ndim(); ++d) region = region.slice(d, 0, view.size(d));
   region.copy_from(host);
-  return t.device().is_cpu() ? padded : padded.to(t.device());
+  return device.is_cpu() ? padded : padded.to(device);
 }
 
 // The transform dims: wrapped, unique, in the order given.
@@ -141,34 +144,39 @@ int64_t network_key(const Params& p) {
 }
 
 Call finish(Request r) {
-  const Tensor& x = r.input;
   auto p = std::make_shared<Params>();
   p->entry = r.entry;
   p->kind = r.kind;
   p->forward = r.kind == Kind::c2c ? r.forward : r.kind == Kind::r2c;
   p->conj_in = r.conj_in;
   p->conj_out = r.conj_out;
-  p->dims = r.dims;
-  p->n = r.n;
-  p->device = x.device();
-  // The input as the kind reads it: complex for c2c and c2r, real for r2c.
-  Tensor in = x;
+  p->dims = std::move(r.dims);
+  p->n = std::move(r.n);
+  p->device = r.input.device();
+  // The input as the kind reads it: complex for c2c and c2r, real for r2c
+  // (to() returns the tensor itself when the dtype is already right).
+  Tensor in;
   if (r.kind == Kind::r2c) {
-    if (is_complex(x.dtype()))  // PyTorch's TypeError and text
-      throw_bad_type(r.entry, torch_dtype_name(x.dtype()), "a real input tensor");
-    in = x.to(real_dtype_of(x.dtype()));
+    if (is_complex(r.input.dtype()))  // PyTorch's TypeError and text
+      throw_bad_type(r.entry, torch_dtype_name(r.input.dtype()), "a real input tensor");
+    const DType real = real_dtype_of(r.input.dtype());
+    in = real == r.input.dtype() ? std::move(r.input) : r.input.to(real);
     p->dtype = complex_dtype_of(in.dtype());
   } else {
-    p->dtype = complex_dtype_of(x.dtype());
-    in = x.to(p->dtype);
+    p->dtype = complex_dtype_of(r.input.dtype());
+    in = p->dtype == r.input.dtype() ? std::move(r.input) : r.input.to(p->dtype);
   }
   // Pad or trim to the signal sizes (the halved dim of a c2r input to n/2 + 1).
-  std::vector<int64_t> in_sizes = r.n;
-  if (r.kind == Kind::c2r && !in_sizes.empty()) in_sizes.back() = in_sizes.back() / 2 + 1;
-  p->in = resized(in, r.dims, in_sizes);
+  if (r.kind == Kind::c2r && !p->n.empty()) {
+    std::vector<int64_t> in_sizes = p->n;
+    in_sizes.back() = in_sizes.back() / 2 + 1;
+    p->in = resized(std::move(in), p->dims, in_sizes);
+  } else {
+    p->in = resized(std::move(in), p->dims, p->n);
+  }
   Shape out_shape = p->in.shape();
-  for (std::size_t i = 0; i < r.dims.size(); ++i) out_shape[r.dims[i]] = r.n[i];
-  if (r.kind == Kind::r2c && !r.dims.empty()) out_shape[r.dims.back()] = r.n.back() / 2 + 1;
+  for (std::size_t i = 0; i < p->dims.size(); ++i) out_shape[static_cast<std::size_t>(p->dims[i])] = p->n[i];
+  if (r.kind == Kind::r2c && !p->dims.empty()) out_shape[static_cast<std::size_t>(p->dims.back())] = p->n.back() / 2 + 1;
   const DType out_dtype = r.kind == Kind::c2r ? (p->is_double() ? DType::f64 : DType::f32) : p->dtype;
   p->out = Tensor::empty(out_shape, out_dtype, p->device);
   p->scale = norm_scale(r.norm, r.forward, p->signal_elements());
@@ -186,7 +194,9 @@ Call finish(Request r) {
   c.params = p;
   // A transform over no dims (fftn of a 0-d tensor) or of no elements is a copy, or nothing.
   c.compute = p->out.numel() > 0 && !p->dims.empty();
-  c.result = [p]() -> ArgValue {
+  // The Call's params keep *p alive while run() calls result(); a plain
+  // pointer keeps the std::function free of a heap allocation.
+  c.result = [p = p.get()]() -> ArgValue {
     if (p->dims.empty() && p->out.numel() > 0) {  // nothing to transform: the input, converted
       Tensor o = p->out;
       if (o.device().is_cpu()) o.copy_from(p->in);

@@ -19,6 +19,7 @@
 #include <fftw3.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <complex>
 #include <cstdlib>
@@ -159,12 +160,27 @@ std::string dims_text(const std::vector<Iodim>& dims) {
 
 std::string Guru::key() const {
   std::string k;
-  auto put = [&k](int64_t v) { k.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  key_into(k);
+  return k;
+}
+
+void Guru::key_into(std::string& k) const {
+  // The words gathered on the stack, then one copy into k.
+  int64_t words[8 + 3 * 2 * 32];
+  std::size_t w = 0;
+  auto put = [&](int64_t v) {
+    if (w == std::size(words)) {  // a problem of more than 64 dims: let k grow
+      k.append(reinterpret_cast<const char*>(words), w * sizeof(int64_t));
+      w = 0;
+    }
+    words[w++] = v;
+  };
+  k.clear();
   put(static_cast<int64_t>(kind)), put(single), put(sign), put(threads), put(effort), put(align_in), put(align_out);
   put(static_cast<int64_t>(dims.size()));
   for (const Iodim& d : dims) put(d.n), put(d.is), put(d.os);
   for (const Iodim& d : howmany) put(d.n), put(d.is), put(d.os);
-  return k;
+  k.append(reinterpret_cast<const char*>(words), w * sizeof(int64_t));
 }
 
 std::string Guru::text() const {
@@ -174,27 +190,44 @@ std::string Guru::text() const {
          " thread(s)";
 }
 
-Guru describe(const Params& p, const Shape& in_strides, int align_in, int64_t effort) {
-  Guru g;
+// g := the problem of p whose input has strides `in_strides` and FFTW
+// alignment align_in (g's vectors keep their memory).
+void describe_into(const Params& p, const int64_t* in_strides, int align_in, int64_t effort, Guru& g) {
   g.kind = p.kind;
   g.single = !p.is_double();
   g.sign = p.forward ? FFTW_FORWARD : FFTW_BACKWARD;
   g.effort = effort_flag(effort);
   g.align_in = align_in;
   g.align_out = alignment_of(g.single, p.out.data());
+  g.dims.clear();
+  g.howmany.clear();
+  const Shape& out_sizes = p.out.shape();
+  const Shape& out_strides = p.out.strides();
   for (std::size_t i = 0; i < p.dims.size(); ++i)
-    g.dims.push_back({p.n[i], in_strides[p.dims[i]], p.out.stride(p.dims[i])});
-  for (int64_t d : batch_dims(p))
-    if (p.out.size(d) != 1) g.howmany.push_back({p.out.size(d), in_strides[d], p.out.stride(d)});
+    g.dims.push_back({p.n[i], in_strides[p.dims[i]], out_strides[static_cast<std::size_t>(p.dims[i])]});
+  // The batch: the dims not transformed, in order (batch_dims(), without its vector).
+  for (int64_t d = 0; d < static_cast<int64_t>(out_sizes.size()); ++d) {
+    if (std::find(p.dims.begin(), p.dims.end(), d) != p.dims.end()) continue;
+    const auto u = static_cast<std::size_t>(d);
+    if (out_sizes[u] != 1) g.howmany.push_back({out_sizes[u], in_strides[d], out_strides[u]});
+  }
   const bool threaded = backends::fftw::threads_linked() && p.out.numel() >= kThreadedElements;
   g.threads = threaded ? get_num_threads() : 1;
-  return g;
+}
+
+void describe_call_into(const Params& p, int64_t effort, Guru& g) {
+  if (p.kind == Kind::c2r) {  // the input copy: dense, freshly allocated
+    const Shape dense = contiguous_strides(p.in.shape());
+    describe_into(p, dense.data(), 0, effort, g);
+    return;
+  }
+  describe_into(p, p.in.strides().data(), alignment_of(!p.is_double(), p.in.data()), effort, g);
 }
 
 Guru describe_call(const Params& p, int64_t effort) {
-  if (p.kind == Kind::c2r)  // the input copy: dense, freshly allocated
-    return describe(p, contiguous_strides(p.in.shape()), 0, effort);
-  return describe(p, p.in.strides(), alignment_of(!p.is_double(), p.in.data()), effort);
+  Guru g;
+  describe_call_into(p, effort, g);
+  return g;
 }
 
 Plan::~Plan() {
@@ -391,16 +424,48 @@ namespace {
 
 using namespace fftw_detail;
 
+// Note [The last plan of a thread]
+// A loop of calls on one problem looks its plan up again and again. Each
+// thread keeps the problem description, the key and the cache slot of its
+// last call (Note [Plan cache slots] in backplane/plan_cache.h), all in
+// memory it reuses: a call whose key equals the last one takes its plan
+// from the slot (still a counted hit that moves the plan to the front of
+// the LRU order) without allocating, hashing or searching. A stale slot
+// (something was evicted or cleared since) falls back to the lookup. The
+// key holds everything the plan depends on (effort, threads, alignment), so
+// a changed flag or array alignment gives a different key.
+struct LastPlan {
+  Guru guru;        // this call's problem (the vectors' memory reused)
+  std::string key;  // this call's key (the same)
+  std::string last_key;
+  backends::cpu::FftPlanCache::Slot slot;
+};
+
+LastPlan& last_plan() {
+  thread_local LastPlan last;
+  return last;
+}
+
 void run(const Params& p) {
   const int64_t effort = flags::get_raw(flags::Id::cpu_fft_planning_effort);
   // FFTW's c2r overwrites its input: it gets a copy (conjugated for hfft).
-  const Tensor in = p.kind == Kind::c2r ? complex_copy(p.in, p.dtype, p.conj_in) : p.in;
-  Tensor out = p.out;
-  const Guru g = describe_call(p, effort);
-  bool cached = true;
+  Tensor copy;
+  if (p.kind == Kind::c2r) copy = complex_copy(p.in, p.dtype, p.conj_in);
+  const Tensor& in = p.kind == Kind::c2r ? copy : p.in;
+  const Tensor& out = p.out;
+  LastPlan& last = last_plan();
+  const Guru& g = last.guru;
+  describe_call_into(p, effort, last.guru);
+  g.key_into(last.key);
   auto& cache = backends::cpu::fft_plan_cache();
-  const auto plan = std::static_pointer_cast<Plan>(
-      cache.get_or_create_sized(g.key(), [&] { return make_plan(g, in, out); }, &cached));
+  bool cached = true;
+  std::shared_ptr<Plan> plan;
+  if (last.key == last.last_key) plan = std::static_pointer_cast<Plan>(cache.hit(last.slot));
+  if (!plan) {
+    plan = std::static_pointer_cast<Plan>(
+        cache.get_or_create_sized(last.key, [&] { return make_plan(g, in, out); }, &cached, &last.slot));
+    last.last_key = last.key;
+  }
   plan->run(in, out);
   scale_and_conj(out, p.scale, p.conj_out);
   if (!cached && flags::get_raw(flags::Id::generic_trace) != 0) {

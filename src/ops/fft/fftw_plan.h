@@ -26,11 +26,14 @@ struct Guru {
   int align_in = 0, align_out = 0;  // fftw_alignment_of of the arrays
   std::vector<Iodim> dims, howmany;
   std::string key() const;   // the plan cache key
+  void key_into(std::string& k) const;  // the same, into k's own memory (no allocation once it is large enough)
   std::string text() const;  // "c2c forward single [4096], 1 thread(s)"
 };
 
 // The problem of a call under planning effort `effort` (a cpu.fft_planning_effort value).
 Guru describe_call(const Params& p, int64_t effort);
+// The same into g, reusing its vectors' memory (the cached call's path).
+void describe_call_into(const Params& p, int64_t effort, Guru& g);
 
 // Note [Buffered passes]
 // With effort "estimate", FFTW plans a transform along a dim whose elements

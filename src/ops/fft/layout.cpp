@@ -38,7 +38,7 @@ void scale_real(R* x, int64_t n, R s) {
 }
 }  // namespace
 
-void scale_and_conj(Tensor& t, double scale, bool conjugate) {
+void scale_and_conj(const Tensor& t, double scale, bool conjugate) {
   if (scale == 1.0 && !conjugate) return;
   const int64_t n = t.numel();
   switch (t.dtype()) {

@@ -92,7 +92,8 @@ std::vector<int64_t> batch_dims(const Params& p);
 // A dense copy of `t` as complex `dtype`, conjugated when asked: the c2r
 // input, which FFTW and cuFFT overwrite.
 Tensor complex_copy(const Tensor& t, DType dtype, bool conjugate);
-// Multiplies every element of the contiguous tensor t by `scale` and conjugates when asked.
-void scale_and_conj(Tensor& t, double scale, bool conjugate);
+// Multiplies every element of the contiguous tensor t by `scale` and conjugates when asked
+// (t's elements change, not the view: it may be const).
+void scale_and_conj(const Tensor& t, double scale, bool conjugate);
 
 }  // namespace bp::ops::fft
