@@ -2,7 +2,8 @@
 """The tour `make run` gives after `backplane info`: knobs, where their values
 come from, scopes, and what each choice permits.
 
-As operations land (matmul, attention, ...), each gets a stop here showing
+Every operation (matmul, attention, convolution, FFT, linear algebra,
+einsum, RNN, multi-head attention, 2:4 sparse) has a stop here showing
 which implementation its knobs select.
 """
 
@@ -82,6 +83,63 @@ def main():
         if impl.name in ("cudnn:sdpa", "math:cuda"):
             state = "ready" if impl.available else impl.reason
             print(f"    {impl.name:<12} {state}")
+
+    say("Every op has its knobs: what runs, and what a knob changes")
+    rng = np.random.default_rng(3)
+
+    def row(what, table):
+        print(f"  {what:<58} -> {table.chosen}")
+
+    x = rng.standard_normal((1, 32, 56, 56)).astype(np.float32)
+    w = rng.standard_normal((32, 1, 3, 3)).astype(np.float32)
+    depthwise = dict(padding=1, groups=32)
+    row("conv2d depthwise 3x3, default", B.explain("conv2d", x, w, **depthwise))
+    with B.mkldnn.flags(enabled=False):
+        row("conv2d under mkldnn.flags(enabled=False)", B.explain("conv2d", x, w, **depthwise))
+    backplane.use_deterministic_algorithms(True)
+    try:
+        row("conv2d under use_deterministic_algorithms(True)", B.explain("conv2d", x, w, **depthwise))
+    finally:
+        backplane.use_deterministic_algorithms(False)
+
+    signal = rng.standard_normal(4096).astype(np.complex64)
+    B.cpu.fft_plan_cache.clear()
+    backplane.fft.fft(signal)
+    row(f"fft of 4096 (plan cache now holds {B.cpu.fft_plan_cache.size})", B.explain("fft", signal))
+
+    spd = rng.standard_normal((64, 64))
+    spd = spd @ spd.T + 64 * np.eye(64)
+    row("linalg.cholesky 64x64, default", B.explain("linalg.cholesky", spd))
+    with B.implementations("linalg", "builtin"):
+        row("linalg.cholesky under implementations('linalg', 'builtin')", B.explain("linalg.cholesky", spd))
+
+    ops = [rng.standard_normal(s).astype(np.float32) for s in ((8, 64), (64, 64), (64, 2))]
+    for enabled in (True, False):
+        B.opt_einsum.enabled = enabled
+        note = B.explain("einsum", "ij,jk,kl->il", *ops).notes[0]
+        path = note[note.index("follows ") + 8:note.index("]") + 1]
+        cost = note[note.index("path cost ") + 10:].split(" ")[0]
+        print(f"  einsum ij,jk,kl->il, opt_einsum.enabled = {enabled!s:<5}  path {path:<17} -> {cost} FLOPs")
+    B.opt_einsum.enabled = True
+
+    lstm = backplane.nn.LSTM(16, 32, num_layers=2)
+    lstm.flatten_parameters()
+    seq = rng.standard_normal((10, 4, 16)).astype(np.float32)
+    row("LSTM(16, 32, num_layers=2) after flatten_parameters()", B.explain("rnn", lstm, seq))
+    with B.implementations("rnn", "ref"):
+        row("LSTM under implementations('rnn', 'ref')", B.explain("rnn", lstm, seq))
+
+    mha = backplane.nn.MultiheadAttention(64, 4, batch_first=True)
+    tokens = rng.standard_normal((2, 10, 64)).astype(np.float32)
+    mha.eval()
+    row("MultiheadAttention in eval mode (the fast path)", B.explain("mha", mha, tokens, tokens, tokens))
+    mha.train()
+    print(f"  ... in training mode, why not the fast path: {B.mha.why_not_fast_path(mha, tokens, tokens, tokens)}")
+
+    dense = rng.standard_normal((64, 128)).astype(np.float32)
+    sparse_w = backplane.sparse.to_sparse_semi_structured(dense, prune=True)
+    row("linear with a 2:4 sparse weight", B.explain("linear", rng.standard_normal((16, 128)).astype(np.float32),
+                                                        sparse_w))
 
     say("Bad input is a clear error, and changes nothing")
     for attempt in (lambda: setattr(B.cudnn, "benchmark_limit", -1),

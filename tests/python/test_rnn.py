@@ -576,3 +576,20 @@ def test_bf16_permission_row(mode, batch):
     table = str(backends.explain("rnn", backplane.asarray(x.astype(np.float64)), f64._flat_buffer, mode=mode,
                                  input_size=5, hidden_size=37, num_layers=2, bidirectional=True, **kw))
     assert "packed:avx512_bf16    rejected       dtype" in table
+
+
+def test_explain_takes_the_module_and_its_input():
+    # explain("rnn", module, input) judges the op call forward would make, as for the attention modules.
+    m = nn.LSTM(5, 7, num_layers=2, batch_first=True)
+    x = np.random.default_rng(4).standard_normal((3, 6, 5)).astype(np.float32)
+    by_module = backends.explain("rnn", m, x)
+    by_args = backends.explain("rnn", backplane.asarray(x), m._flat_buffer, mode="LSTM", input_size=5, hidden_size=7,
+                               num_layers=2, batch_first=True)
+    assert by_module.chosen == by_args.chosen and by_module.problem == by_args.problem
+    assert "steps=6 batch=3" in by_module.problem   # batch_first came from the module
+    packed = nn.utils.rnn.pack_padded_sequence(x, [6, 4, 2], batch_first=True)
+    assert backends.explain("rnn", m, packed).chosen == by_module.chosen
+    with pytest.raises(TypeError, match="runs op 'rnn'"):
+        backends.explain("sdpa", m, x)
+    with pytest.raises(ValueError, match="does not match weight dtype"):
+        backends.explain("rnn", m, x.astype(np.float64))

@@ -331,20 +331,19 @@ class RNNBase:
     def _dim_error(self, dim):
         raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {dim}D instead")
 
-    def forward(self, input, hx=None):
+    def _prepare(self, input, hx):
+        """The op call's (args, kwargs) and, for a PackedSequence, the sequence (or None)."""
         lstm = self.mode == "LSTM"
         weights = self._flat_weights
-        packed = isinstance(input, PackedSequence)
+        packed = input if isinstance(input, PackedSequence) else None
         lengths = ()
-        sorted_indices = unsorted_indices = None
-        if packed:
+        if packed is not None:
             padded, lens, device = _padded_of(input)
-            sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
             x = asarray(padded) if device == "cpu" else asarray(padded).to(device=device)
             lengths = tuple(int(n) for n in lens)
             batch_first = False
-            if hx is not None and sorted_indices is not None:
-                hx = _permute_hidden(hx, sorted_indices, lstm)
+            if hx is not None and input.sorted_indices is not None:
+                hx = _permute_hidden(hx, input.sorted_indices, lstm)
         else:
             x = input if isinstance(input, Tensor) else asarray(input)
             if x.ndim not in (2, 3):
@@ -361,15 +360,26 @@ class RNNBase:
                 h0, c0 = hx
             else:
                 h0 = hx
-        result = _native().rnn(x, self._weight_buffer(), h0, c0, batch_first=batch_first, dropout=self.dropout,
-                               train=self.training, lengths=lengths, **self._config())
+        kwargs = dict(batch_first=batch_first, dropout=self.dropout, train=self.training, lengths=lengths,
+                      **self._config())
+        return (x, self._weight_buffer(), h0, c0), kwargs, packed
+
+    def _op_call(self, input, hx=None):
+        """(entry, args, kwargs) of the op call this forward makes: what explain("rnn", module, input) judges."""
+        args, kwargs, _ = self._prepare(input, hx)
+        return "rnn", args, kwargs
+
+    def forward(self, input, hx=None):
+        lstm = self.mode == "LSTM"
+        args, kwargs, packed = self._prepare(input, hx)
+        result = _native().rnn(*args, **kwargs)
         output, hn = result[0], result[1]
         state = (hn, result[2]) if lstm else hn
-        if packed:
-            output = _repack(output, input.batch_sizes)
-            output = PackedSequence(output, input.batch_sizes, sorted_indices, unsorted_indices)
-            if unsorted_indices is not None:
-                state = _permute_hidden(state, unsorted_indices, lstm)
+        if packed is not None:
+            output = _repack(output, packed.batch_sizes)
+            output = PackedSequence(output, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+            if packed.unsorted_indices is not None:
+                state = _permute_hidden(state, packed.unsorted_indices, lstm)
         return output, state
 
 
