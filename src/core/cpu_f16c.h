@@ -10,10 +10,14 @@
 
 namespace bp::detail {
 
+// Read once: CPUID traps to the hypervisor in a virtual machine.
 inline bool cpu_has_f16c() {
 #if defined(__x86_64__) || defined(__i386__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0 && __builtin_cpu_supports("avx");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0 && __builtin_cpu_supports("avx");
+  }();
+  return has;
 #else
   return false;
 #endif

@@ -41,7 +41,9 @@ const char* gemm_isa_name(GemmIsa isa) {
   return "unknown";
 }
 
-bool gemm_isa_supported(GemmIsa isa) {
+namespace {
+
+bool isa_supported_uncached(GemmIsa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   // __builtin_cpu_supports also checks that the OS saves the wider registers.
   switch (isa) {
@@ -53,12 +55,25 @@ bool gemm_isa_supported(GemmIsa isa) {
              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("fma") && bp::detail::cpu_has_f16c();
     case GemmIsa::avx512_bf16:
-      return gemm_isa_supported(GemmIsa::avx512) && __builtin_cpu_supports("avx512bf16");
+      return isa_supported_uncached(GemmIsa::avx512) && __builtin_cpu_supports("avx512bf16");
   }
   return false;
 #else
   return isa == GemmIsa::generic;
 #endif
+}
+
+}  // namespace
+
+// Asked once per variant: the F16C test executes CPUID, which a virtual
+// machine traps to its hypervisor (microseconds each), and the kernels ask
+// on every call (58% of a batch of 256 16x16 products on a KVM guest).
+bool gemm_isa_supported(GemmIsa isa) {
+  static const bool supported[] = {isa_supported_uncached(GemmIsa::generic), isa_supported_uncached(GemmIsa::avx2),
+                                   isa_supported_uncached(GemmIsa::avx512),
+                                   isa_supported_uncached(GemmIsa::avx512_bf16)};
+  const auto i = static_cast<std::size_t>(isa);
+  return i < std::size(supported) && supported[i];
 }
 
 namespace {
