@@ -97,6 +97,48 @@ TEST(FlashKernel, VectorExpMatchesStdExp) {
   if (ran == 0) GTEST_SKIP() << "neither AVX-512 nor AVX2";
 }
 
+TEST(FlashKernel, RowMaxAndExpShiftedSumAgreeOnEveryWidth) {
+  // The per-row pieces of efficient:cpu and math:any: every length around a
+  // vector (tails), -inf entries, a NaN anywhere, a NaN or -inf start.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::mt19937 gen(11);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<SoftmaxVec> widths = {SoftmaxVec::scalar};
+  if (softmax_vec_for(GemmIsa::avx2) == SoftmaxVec::avx2) widths.push_back(SoftmaxVec::avx2);
+  for (int64_t n = 0; n <= 35; ++n)
+    for (int variant = 0; variant < 4; ++variant) {
+      std::vector<float> x(static_cast<std::size_t>(n));
+      for (auto& v : x) v = nd(gen);
+      if (variant == 1 && n > 0) x[static_cast<std::size_t>(n / 2)] = -inf;
+      if (variant == 2 && n > 0) x[static_cast<std::size_t>(n - 1)] = nan;
+      for (float init : {-inf, 0.5f, nan}) {
+        double want_max = init;
+        bool want_nan = init != init;
+        for (float v : x) want_nan |= v != v, want_max = v > want_max ? v : want_max;
+        for (SoftmaxVec w : widths) {
+          const float got = row_max(x.data(), n, init, w);
+          if (want_nan) EXPECT_TRUE(got != got) << "n " << n << " width " << int(w);
+          else EXPECT_EQ(got, static_cast<float>(want_max)) << "n " << n << " width " << int(w);
+        }
+      }
+      if (variant == 2) continue;  // NaN rows never reach the exp: their maximum is NaN
+      const float shift = n > 0 ? row_max(x.data(), n, -inf, SoftmaxVec::scalar) : 0.0f;
+      if (shift == -inf) continue;  // every key masked: callers never take the exp then
+      double want_sum = 0;
+      for (float v : x) want_sum += std::exp(double(v) - shift);
+      for (SoftmaxVec w : widths) {
+        std::vector<float> y = x;
+        y.push_back(-7.0f);  // past the end: untouched
+        const float sum = exp_shifted_sum(y.data(), n, shift, w);
+        EXPECT_NEAR(sum, want_sum, 1e-5 * want_sum + 1e-30) << "n " << n << " width " << int(w);
+        EXPECT_EQ(y.back(), -7.0f);
+        for (int64_t i = 0; i < n; ++i)
+          // x - shift is rounded to float first (|x - shift| < 20 here: 20 ulps of the argument)
+          EXPECT_NEAR(y[i], std::exp(double(x[i]) - shift), 2e-6 * std::exp(double(x[i]) - shift) + 1e-37);
+      }
+    }
+}
+
 // q (L x E), k (S x E), v (S x Ev), mask (L x S) or empty, row-major, one head.
 std::vector<double> oracle(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                            const std::vector<float>& mask, int64_t L, int64_t S, int64_t E, int64_t Ev,

@@ -102,17 +102,15 @@ void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   // Keys past i are cut off by the causal limit.
   const int64_t visible = a.causal ? std::clamp<int64_t>(i + 1 - j0, 0, nk) : nk;
-  Acc block_max = kNegInf;
-  for (int64_t c = 0; c < visible; ++c) {
-    if (mask_row) s[c] += mask_row[c * a.mask.cs];
-    block_max = nan_max(block_max, s[c]);  // Note [NaN in attention]
-  }
-  const Acc m_new = nan_max(m, block_max);
+  if (mask_row)
+    for (int64_t c = 0; c < visible; ++c) s[c] += mask_row[c * a.mask.cs];
+  const SoftmaxVec vec = softmax_vec_for(a.isa);
+  const Acc m_new = row_max(s, visible, m, vec);  // Note [NaN in attention]
   if (m_new == kNegInf) {  // no key seen so far: the row contributes nothing yet
     std::fill(s, s + nk, Acc(0));
     return;
   }
-  const Acc sum = exp_shifted_sum(s, visible, m_new, softmax_vec_for(a.isa));
+  const Acc sum = exp_shifted_sum(s, visible, m_new, vec);
   std::fill(s + visible, s + nk, Acc(0));
   const Acc shrink = std::exp(m - m_new);  // 0 on the first visible block, 1 when the max holds
   if (shrink != Acc(1)) {

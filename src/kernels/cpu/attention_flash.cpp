@@ -285,6 +285,7 @@ SoftmaxVec softmax_vec_for(GemmIsa isa) {
 }
 
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec) {
+  if (vec == SoftmaxVec::avx2) return detail::exp_shifted_sum_f32_avx2(s, n, shift);
   float sum = 0;
   if (vec != SoftmaxVec::scalar) {
     for (int64_t i = 0; i < n; ++i) s[i] -= shift;
@@ -301,6 +302,19 @@ double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec) {
   for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
   return sum;
 }
+
+template <class T>
+T row_max_portable(const T* s, int64_t n, T init) {
+  T m = init;
+  for (int64_t i = 0; i < n; ++i) m = nan_max(m, s[i]);
+  return m;
+}
+
+float row_max(const float* s, int64_t n, float init, SoftmaxVec vec) {
+  return vec == SoftmaxVec::avx2 ? detail::row_max_f32_avx2(s, n, init) : row_max_portable(s, n, init);
+}
+
+double row_max(const double* s, int64_t n, double init, SoftmaxVec) { return row_max_portable(s, n, init); }
 
 void flash_attention(const FlashAttention& args) {
   if (args.L == 0 || args.batch == 0 || args.Ev == 0) return;

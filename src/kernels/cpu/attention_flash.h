@@ -64,6 +64,10 @@ SoftmaxVec softmax_vec_for(GemmIsa isa);
 // every sdpa CPU path (efficient:cpu's rows, math:any's rows) share it.
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec);
 double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec vec);
+// nan_max over init and s[0..n) (Note [NaN in attention]), vectorised for
+// float at `vec`'s width where there is a vector body (AVX2).
+float row_max(const float* s, int64_t n, float init, SoftmaxVec vec);
+double row_max(const double* s, int64_t n, double init, SoftmaxVec vec);
 
 // Note [NaN in attention]
 // A score row holding NaN (a NaN in q, k or the mask, or 0·inf from E = 0
@@ -97,6 +101,8 @@ void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_
 void exp_f32_avx2(const float* x, float* y, int64_t n);
 void softmax_block_cols_f32_avx2(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr);
 void widen_f16_rows_avx2(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
+float exp_shifted_sum_f32_avx2(float* s, int64_t n, float shift);  // exp_shifted_sum in one pass
+float row_max_f32_avx2(const float* s, int64_t n, float init);     // NaN if any s[i] (or init) is NaN
 }  // namespace detail
 
 }  // namespace bp::kernels::cpu

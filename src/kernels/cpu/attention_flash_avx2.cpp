@@ -117,6 +117,48 @@ void softmax_block_cols_f32_avx2(float* s, int64_t nk, int64_t nq, float* m, flo
   }
 }
 
+// sum of s[i] = exp(s[i] - shift), in one pass (exp_shifted_sum's AVX2 body).
+float exp_shifted_sum_f32_avx2(float* s, int64_t n, float shift) {
+  const __m256 sh = _mm256_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(s + i), sh));
+    _mm256_storeu_ps(s + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  if (i < n) {
+    const __m256i mk = lane_mask(n - i);
+    const __m256 e = _mm256_and_ps(_mm256_castsi256_ps(mk), exp256(_mm256_sub_ps(_mm256_maskload_ps(s + i, mk), sh)));
+    _mm256_maskstore_ps(s + i, mk, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+// max(init, s[0..n)), NaN when any of them is NaN (Note [NaN in attention]).
+float row_max_f32_avx2(const float* s, int64_t n, float init) {
+  __m256 mx = _mm256_set1_ps(init), nan = _mm256_cmp_ps(mx, mx, _CMP_UNORD_Q);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(s + i);
+    mx = _mm256_max_ps(mx, x);
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, mx);
+  float m = lanes[0];
+  for (int l = 1; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
+  bool any_nan = _mm256_movemask_ps(nan) != 0;
+  for (; i < n; ++i) {
+    m = s[i] > m ? s[i] : m;
+    any_nan |= s[i] != s[i];
+  }
+  return any_nan ? __builtin_nanf("") : m;
+}
+
 void widen_f16_rows_avx2(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst) {
   for (int64_t r = 0; r < rows; ++r) {
     const uint16_t* in = src + r * rs;
