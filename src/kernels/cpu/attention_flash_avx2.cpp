@@ -7,7 +7,7 @@
 // softmax made flash:cpu run at half of PyTorch's speed: one exp per score,
 // ~15-20 cycles, against 4·D flops of GEMM per score at 32 flops a cycle.
 //
-// exp(x): the reduction and polynomial of exp512 (x = n·ln2 + r, Cephes'
+// exp(x): the reduction and polynomial of exp512 (exp_poly.h: x = n·ln2 + r, Cephes.
 // degree-6 expf polynomial, ~1 ulp), but AVX2 has no vscalefps, so 2^n is
 // built in the exponent bits. To keep that in range, x is clamped to
 // [-86.9, 88.7228] and the scale applied as 2^(n-1)·2 (n runs to 128 at
@@ -20,6 +20,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/exp_poly.h"
+
 namespace bp::kernels::cpu::detail {
 
 namespace {
@@ -29,16 +31,12 @@ inline __m256 exp256(__m256 x) {
   const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
   const __m256 over = _mm256_cmp_ps(x, hi, _CMP_GT_OQ);
   x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpPoly[i]));
   p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
   // 2^(n-1) from its exponent field (n - 1 + 127, in [1, 254] after the clamp), times 2.
   const __m256i field = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23);
