@@ -7,7 +7,7 @@
 // softmax made flash:cpu run at half of PyTorch's speed: one exp per score,
 // ~15-20 cycles, against 4·D flops of GEMM per score at 32 flops a cycle.
 //
-// exp(x): the reduction and polynomial of exp512 (exp_poly.h: x = n·ln2 + r, Cephes.
+// exp(x): the reduction and polynomial of exp512 (exp_poly.h: x = n·ln2 + r, Cephes'
 // degree-6 expf polynomial, ~1 ulp), but AVX2 has no vscalefps, so 2^n is
 // built in the exponent bits. To keep that in range, x is clamped to
 // [-86.9, 88.7228] and the scale applied as 2^(n-1)·2 (n runs to 128 at
