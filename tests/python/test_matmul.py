@@ -319,3 +319,29 @@ def test_a_batch_against_one_b_folds_into_rows_where_the_strides_merge(dtype):
     got = f64(backplane.matmul(a, b[:, 0]).numpy())
     assert got.shape == (4, 3) and np.isnan(got[2, 1]) and np.isnan(got).sum() == 1
     np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(f64(a) @ f64(b[:, 0])), rtol=tol, atol=tol)
+
+
+def test_openblas_leads_large_f32_products_where_the_widest_builtin_kernel_is_avx2():
+    # Note [Matmul default order]: a rank on the problem and the hardware, never a knob.
+    from conftest import cpu_has
+    avx2_widest = not cpu_has("avx512f")
+    big = (np.ones((64, 2048), np.float32), np.ones((2048, 512), np.float32))   # n x k = 2^20
+    t = backends.explain("matmul", *big)
+    if "openblas:gemm" not in IMPLS:
+        pytest.skip("no OpenBLAS in this build")
+    assert (t.chosen == "openblas:gemm") == avx2_widest
+    assert any(("openblas:gemm first" if avx2_widest else "the list's") in n for n in t.notes)
+    # below the bound, a matrix-vector product, other dtypes: the list's order
+    for a, b in [(np.ones((64, 1024), np.float32), np.ones((1024, 512), np.float32)),
+                 (np.ones((1, 4096), np.float32), np.ones((4096, 4096), np.float32)),
+                 tuple(x.astype(np.float64) for x in big)]:
+        assert backends.explain("matmul", a, b).chosen != "openblas:gemm"
+    # knobs still decide: a scope or a preferred library overrides the rank
+    with backends.implementations("matmul", "builtin"):
+        assert backends.explain("matmul", *big).chosen.startswith("builtin:")
+    backends.cpu.preferred_blas_library("onednn")
+    try:
+        assert backends.explain("matmul", *big).chosen == "onednn:matmul"
+    finally:
+        backends.cpu.preferred_blas_library("default")
+    np.testing.assert_allclose(backplane.matmul(*big).numpy(), big[0] @ big[1])

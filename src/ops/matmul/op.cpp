@@ -17,13 +17,16 @@
 #include "ops/matmul/checks_cuda.h"
 #include "ops/matmul/front.h"
 #include "ops/matmul/impls.h"
+#include "ops/matmul/order.h"
 
 namespace bp::ops::matmul {
 namespace {
 
 std::vector<std::string> explain_notes(const dispatch::Problem& p) {
   std::vector<std::string> notes;
-  if (p.dtype != DType::f32 || !p.device.is_cpu()) return notes;
+  if (!p.device.is_cpu()) return notes;
+  notes.push_back(default_order_note(p));
+  if (p.dtype != DType::f32) return notes;
   const auto prec = precision::resolved(precision::Backend::mkldnn, precision::Op::matmul);
   if (prec == flags::Precision::tf32)
     notes.push_back("fp32 precision 'tf32' (\"high\") permits TF32, which no CPU has: CPU implementations stay "
@@ -55,6 +58,7 @@ dispatch::OpConfig config() {
   c.autotune[static_cast<int>(DeviceType::cpu)] =
       dispatch::AutotuneFlags{flags::Id::cpu_benchmark, flags::Id::cpu_benchmark_limit};
   c.notes = explain_notes;
+  c.rank = default_rank;  // Note [Matmul default order]
   return c;
 }
 
