@@ -27,8 +27,8 @@ std::string default_order_note(const dispatch::Problem& p) {
   if (openblas_leads(p))
     return "default order: openblas:gemm first (f32, n x k = " + std::to_string(p.dims[kN] * p.dims[kK]) +
            " >= " + std::to_string(kOpenblasLeadMinNK) +
-           " on a CPU whose widest builtin GEMM is AVX2: OpenBLAS measured 10-70% faster there; Note [Matmul "
-           "default order])";
+           " on a CPU whose widest builtin GEMM is AVX2: OpenBLAS measured 10-70% faster there; "
+           "Note [Matmul default order])";
   return "default order: the list's (Backplane's kernels first, widest ISA first)";
 }
 
