@@ -4,6 +4,8 @@
 #include "core/allocator.h"
 #include "core/host_block_cache.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -21,9 +23,17 @@ namespace {
 // never split a load across lines.
 constexpr std::size_t kCpuAlignment = 64;
 
+// Host byte counts are two atomics: every tensor, workspace and staging
+// buffer of every op passes here, and a mutex plus a map lookup per
+// allocation and per free was a visible part of a small op's call (a cached
+// 4096-point FFT makes about a dozen). Device counts keep the locked table.
+struct HostCounters {
+  std::atomic<int64_t> current{0}, peak{0};
+};
 struct StatsTable {
+  HostCounters host;
   std::mutex mutex;
-  std::map<Device, MemoryStats> by_device;  // Device's ordering puts cpu first
+  std::map<Device, MemoryStats> by_device;  // CUDA devices
 };
 StatsTable& stats_table() {
   // Leaked on purpose: storages freed during static destruction (a tensor
@@ -34,16 +44,35 @@ StatsTable& stats_table() {
 
 void record_alloc(Device device, std::size_t nbytes) {
   StatsTable& t = stats_table();
+  const auto n = static_cast<int64_t>(nbytes);
+  if (device.is_cpu()) {
+    const int64_t now = t.host.current.fetch_add(n, std::memory_order_relaxed) + n;
+    int64_t peak = t.host.peak.load(std::memory_order_relaxed);
+    while (now > peak && !t.host.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+    return;
+  }
   std::lock_guard<std::mutex> lock(t.mutex);
   MemoryStats& s = t.by_device[device];
-  s.current_bytes += static_cast<int64_t>(nbytes);
+  s.current_bytes += n;
   if (s.current_bytes > s.peak_bytes) s.peak_bytes = s.current_bytes;
 }
 
 void record_free(Device device, std::size_t nbytes) {
   StatsTable& t = stats_table();
+  if (device.is_cpu()) {
+    t.host.current.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
+    return;
+  }
   std::lock_guard<std::mutex> lock(t.mutex);
   t.by_device[device].current_bytes -= static_cast<int64_t>(nbytes);
+}
+
+MemoryStats host_stats(const StatsTable& t) {
+  MemoryStats s;
+  s.current_bytes = t.host.current.load(std::memory_order_relaxed);
+  s.peak_bytes = std::max(t.host.peak.load(std::memory_order_relaxed), s.current_bytes);
+  return s;
 }
 
 std::string cuda_error_text(const char* buffer) {
@@ -129,9 +158,9 @@ StoragePtr allocate_storage(Device device, std::size_t nbytes) {
 std::vector<std::pair<Device, MemoryStats>> memory_stats() {
   StatsTable& t = stats_table();
   std::vector<std::pair<Device, MemoryStats>> out;
+  out.emplace_back(Device::cpu(), host_stats(t));  // cpu first, always
   {
     std::lock_guard<std::mutex> lock(t.mutex);
-    if (!t.by_device.contains(Device::cpu())) out.emplace_back(Device::cpu(), MemoryStats{});
     for (const auto& [device, stats] : t.by_device) out.emplace_back(device, stats);
   }
   for (auto& [device, stats] : out) {
@@ -144,7 +173,9 @@ std::vector<std::pair<Device, MemoryStats>> memory_stats() {
 MemoryStats memory_stats(Device device) {
   StatsTable& t = stats_table();
   MemoryStats s;
-  {
+  if (device.is_cpu()) {
+    s = host_stats(t);
+  } else {
     std::lock_guard<std::mutex> lock(t.mutex);
     auto it = t.by_device.find(device);
     if (it != t.by_device.end()) s = it->second;
@@ -158,6 +189,7 @@ int64_t empty_cache() { return host_cache::release_all(); }
 
 void reset_peak_memory_stats() {
   StatsTable& t = stats_table();
+  t.host.peak.store(t.host.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(t.mutex);
   for (auto& [device, stats] : t.by_device) stats.peak_bytes = stats.current_bytes;
 }
