@@ -156,8 +156,8 @@ TEST(EinsumPaths, ImproveSubtreesNeverCostsMore) {
 // comparison, its path is valid, never loses to greedy, is the same path
 // every time (the draws come from a fixed seed) and is within 1.2x dp's
 // cost on all but a few networks (bench/einsum_auto_bench.cpp measures the
-// share above 1.2x up to 30 operands: a few in a hundred at 18-20, one in
-// ten to twenty at 24-30), never beyond 2x here. Timings are the bench's.
+// share above 1.2x up to 30 operands: none to a few in a hundred at 16-22,
+// about one in eleven at 24-30), never beyond 2x here. Timings are the bench's.
 TEST(EinsumPaths, AutoBeyondDpStaysNearItAndIsReproducible) {
   int networks = 0, over = 0;
   for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
