@@ -10,42 +10,19 @@
 
 #include <algorithm>
 #include <functional>
-#include <random>
 
 #include "backplane/flags.h"
 #include "ops/einsum/params.h"
 #include "ops/einsum/paths.h"
+#include "ops/einsum/random_network.h"
 #include "ops/einsum/tree.h"
 
 namespace bp::ops::einsum {
 namespace {
 
-// A connected random network: a chain of operands plus extra labels, a few
-// on three operands, two output labels, sizes 2 to 7.
-Network random_network(int n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> pick(0, n - 1), size(2, 7), coin(0, 5);
-  Network net;
-  net.inputs.resize(static_cast<std::size_t>(n));
-  int label = 0;
-  auto add = [&](std::vector<int> ops, bool out) {
-    for (int o : ops) net.inputs[o].add(label);
-    if (out) net.output.add(label);
-    net.sizes.push_back(size(rng));
-    ++label;
-  };
-  for (int i = 0; i + 1 < n; ++i) add({i, i + 1}, false);
-  for (int e = 0; e < n / 2; ++e) {
-    const int a = pick(rng), b = pick(rng);
-    if (a == b) continue;
-    std::vector<int> ops = {a, b};
-    if (coin(rng) == 0) ops.push_back(pick(rng));
-    add(ops, false);
-  }
-  add({pick(rng)}, true);
-  add({pick(rng)}, true);
-  return net;
-}
+// A connected random network (random_network.h: a chain plus extra labels,
+// a few on three operands, two output labels, sizes 2 to 7).
+Network random_network(int n, unsigned seed) { return einsum::random_network(RandomKind::chain, n, seed); }
 
 double cost(const Network& net, const Path& p) { return evaluate(net, p).opt_cost; }
 
@@ -173,23 +150,30 @@ TEST(EinsumPaths, ImproveSubtreesNeverCostsMore) {
   }
 }
 
-// Above dp's reach auto samples greedy paths (Note [Sampled greedy]): on
-// random networks of 20 operands, where dp still finishes for comparison,
-// it stays close to dp, never loses to greedy, and is the same path every
-// time (the draws come from a fixed seed).
-TEST(EinsumPaths, AutoBeyondDpStaysCloseToItAndIsReproducible) {
-  std::vector<double> ratios;
-  for (unsigned seed = 1; seed <= 12; ++seed) {
-    const Network net = random_network(20, seed);
-    const Found a = auto_path(net);
-    EXPECT_EQ(a.path, auto_path(net).path) << seed;
-    const double c = cost(net, a.path);
-    EXPECT_LE(c, cost(net, greedy_path(net)) * (1 + 1e-12)) << seed;
-    ratios.push_back(c / cost(net, *dp_path(net)));
-  }
-  std::sort(ratios.begin(), ratios.end());
-  EXPECT_LE(ratios[ratios.size() / 2], 1.05);
-  EXPECT_LE(ratios.back(), 1.5);
+// Above dp's reach auto samples greedy paths and re-plans their subtrees
+// (Note [Sampled greedy], Note [Three openings]): on seeded random networks
+// of both kinds, 18 and 20 operands, where dp still finishes quickly for
+// comparison, its path is valid, never loses to greedy, is the same path
+// every time (the draws come from a fixed seed) and is within 1.2x dp's
+// cost on all but a few networks (bench/einsum_auto_bench.cpp measures the
+// share above 1.2x up to 30 operands: none to a few in a hundred at 16-22,
+// about one in eleven at 24-30), never beyond 2x here. Timings are the bench's.
+TEST(EinsumPaths, AutoBeyondDpStaysNearItAndIsReproducible) {
+  int networks = 0, over = 0;
+  for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
+    for (int n : {18, 20})
+      for (unsigned seed = 1; seed <= 6; ++seed, ++networks) {
+        const Network net = einsum::random_network(kind, n, 1000u * n + seed);
+        const Found a = auto_path(net);
+        EXPECT_EQ(a.path, auto_path(net).path) << seed;
+        const Costs c = evaluate(net, a.path);  // throws for a path that is not one of this network
+        ASSERT_EQ(c.steps.size(), a.path.size());
+        const double dp = cost(net, *dp_path(net));
+        over += c.opt_cost > 1.2 * dp;
+        EXPECT_LE(c.opt_cost, 2 * dp) << "n=" << n << " seed=" << seed << " " << a.how;
+        EXPECT_LE(c.opt_cost, cost(net, greedy_path(net)) * (1 + 1e-12)) << seed;
+      }
+  EXPECT_LE(over, networks / 12) << "of " << networks;
 }
 
 TEST(EinsumPaths, TreesRoundTrip) {

@@ -325,6 +325,45 @@ def test_path_cache_is_shared_and_bounded():
     oe.set_cache_max_size(1024)
 
 
+def _random_network(n, seed):
+    """A connected random network of n operands (a chain plus extra labels),
+    sizes 2 or 3 so that contracting it stays cheap."""
+    rng = np.random.default_rng(seed)
+    letters = iter(string.ascii_letters)
+    terms = [[] for _ in range(n)]
+    edges = [(i, i + 1) for i in range(n - 1)] + [tuple(rng.choice(n, 2, replace=False)) for _ in range(n // 2)]
+    sizes = {}
+    for a, b in edges:
+        c = next(letters)
+        sizes[c] = int(rng.integers(2, 4))
+        terms[a].append(c)
+        terms[b].append(c)
+    out = next(letters)
+    sizes[out] = 3
+    terms[int(rng.integers(n))].append(out)
+    eq = ",".join("".join(t) for t in terms) + "->" + out
+    return eq, [tuple(sizes[c] for c in t) for t in terms]
+
+
+@pytest.mark.parametrize("n,seed", [(18, 1), (20, 2), (24, 3)])
+def test_auto_on_large_networks_gives_a_valid_path_and_numpys_result(n, seed):
+    """Networks of 18-24 operands (where auto mostly samples greedy paths): its path names operands
+    that exist at each step and leaves one, costs no more than greedy's, and
+    einsum along it gives NumPy's result."""
+    eq, shapes = _random_network(n, seed)
+    path, info = oe.contract_path(eq, *shapes, optimize="auto")
+    left = n
+    for step in path:
+        assert len(step) in (1, 2) and len(set(step)) == len(step) and all(0 <= p < left for p in step), path
+        left -= len(step) - 1
+    assert left == 1
+    assert info.opt_cost <= oe.contract_path(eq, *shapes, optimize="greedy")[1].opt_cost
+    ops = [rand(s) for s in shapes]
+    with backends.opt_einsum.flags(enabled=True, strategy="auto"):
+        got = backplane.einsum(eq, *ops)
+    close(got, np.einsum(eq, *ops, optimize="greedy"), 1e-10)
+
+
 # ---------------------------------------------------------------- flags and explain
 
 def test_strategy_flag_takes_the_additions_and_validates():

@@ -1,44 +1,42 @@
 // `backplane bench einsum`'s extra measurements: the path search on random
-// networks (uncached, per strategy), auto's path cost against dp's, and
-// einsum against the direct matmul calls it stands for, each measured
-// within this one run (best of several).
+// networks (uncached, per strategy; this thread's CPU time), auto's path
+// cost against dp's, and einsum against the direct matmul calls it stands
+// for (wall clock: they use every thread), each measured within this one
+// run (best of several).
 
 #include <algorithm>
+#include <time.h>
+
 #include <chrono>
 #include <random>
 
 #include "backplane/ops/einsum.h"
 #include "backplane/ops/matmul.h"
 #include "ops/einsum/params.h"
+#include "ops/einsum/random_network.h"
 
 namespace bp::ops::einsum {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A random network as opt_einsum's benchmarks make them: each of
-// n * regularity / 2 labels joins two random operands, `outputs` more
-// labels sit on one operand each and in the output; sizes 2 to 9.
-Network random_network(int n, int regularity, int outputs, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> pick(0, n - 1), size(2, 9);
-  Network net;
-  net.inputs.resize(static_cast<std::size_t>(n));
-  int label = 0;
-  for (int e = 0; e < n * regularity / 2 && label < kMaxLabels; ++e, ++label) {
-    const int a = pick(rng);
-    int b = pick(rng);
-    while (b == a) b = pick(rng);
-    net.inputs[a].add(label);
-    net.inputs[b].add(label);
-    net.sizes.push_back(size(rng));
+// This thread's CPU time: a path search runs on one thread, and on a
+// shared machine wall-clock time also counts the time it waited for a core.
+double cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return 1e3 * static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_nsec);
+}
+
+template <class Fn>
+double best_cpu_ms(Fn&& fn, int runs) {
+  double best = 1e300;
+  for (int i = 0; i < runs; ++i) {
+    const double t0 = cpu_ms();
+    fn();
+    best = std::min(best, cpu_ms() - t0);
   }
-  for (int o = 0; o < outputs && label < kMaxLabels; ++o, ++label) {
-    net.inputs[pick(rng)].add(label);
-    net.output.add(label);
-    net.sizes.push_back(size(rng));
-  }
-  return net;
+  return best;
 }
 
 template <class Fn>
@@ -66,22 +64,37 @@ std::vector<std::pair<std::string, double>> bench_extras() {
     double total = 0;
     constexpr int kNetworks = 5;
     for (unsigned seed = 1; seed <= kNetworks; ++seed) {
-      const Network net = random_network(c.n, 3, 2, seed);
-      total += best_ms([&] { (void)find_path(net, c.s); }, 3);
+      const Network net = random_network(RandomKind::regular, c.n, seed);
+      total += best_cpu_ms([&] { (void)find_path(net, c.s); }, 3);
     }
-    out.emplace_back(std::string("path_us_") + strategy_name(c.s) + "_" + std::to_string(c.n), 1e3 * total / kNetworks);
+    out.emplace_back(std::string("path_us_cpu_") + strategy_name(c.s) + "_" + std::to_string(c.n),
+                     1e3 * total / kNetworks);
   }
   // Path quality: auto's cost over dp's (the exact optimum without outer
-  // products), the worst of the networks, at sizes where dp still finishes.
+  // products) at sizes where dp still finishes in a bench run, the worst
+  // network and the share over 1.2x; and auto's slowest search up to 30
+  // operands. bench/einsum_auto_bench.cpp measures both on many more networks.
+  constexpr int kQualityNetworks = 12;
   for (int n : {20, 24}) {
     double worst = 0;
-    for (unsigned seed = 1; seed <= 5; ++seed) {
-      const Network net = random_network(n, 3, 2, seed);
-      worst = std::max(worst, evaluate(net, find_path(net, Strategy::automatic).path).opt_cost /
-                                  evaluate(net, find_path(net, Strategy::dp).path).opt_cost);
+    int over = 0;
+    for (unsigned seed = 1; seed <= kQualityNetworks; ++seed) {
+      const Network net = random_network(RandomKind::regular, n, seed);
+      const double ratio = evaluate(net, find_path(net, Strategy::automatic).path).opt_cost /
+                           evaluate(net, find_path(net, Strategy::dp).path).opt_cost;
+      worst = std::max(worst, ratio);
+      over += ratio > 1.2;
     }
     out.emplace_back("auto_cost_over_dp_worst_" + std::to_string(n), worst);
+    out.emplace_back("auto_cost_over_dp_share_above_1.2_" + std::to_string(n), static_cast<double>(over) / kQualityNetworks);
   }
+  double slowest = 0;
+  for (int n = 16; n <= 30; n += 2)
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+      const Network net = random_network(RandomKind::regular, n, seed);
+      slowest = std::max(slowest, best_cpu_ms([&] { (void)find_path(net, Strategy::automatic); }, 3));
+    }
+  out.emplace_back("path_us_cpu_auto_slowest_16_to_30", 1e3 * slowest);
   // Execution: einsum against the matmul calls it amounts to, f32.
   const int64_t n = 256;
   std::vector<Tensor> m;

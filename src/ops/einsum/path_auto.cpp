@@ -7,11 +7,13 @@
 // speed: up to 4 operands the exact optimum; beyond, that same choice,
 // then dp within a budget of joins (up to kDpMaxOperands operands), or,
 // where dp would take too long, the cheapest of that path and kTrials
-// sampled greedy paths (Note [Sampled greedy]) with every subtree of up to
-// kWindow pieces re-planned exactly, the costliest joins opened up first,
-// and the few joins that cost most re-planned again with kWideWindow
-// pieces; the cheapest path wins. So auto is never costlier than
-// opt_einsum's auto, and matches dp wherever dp fits the budget.
+// sampled greedy paths (Note [Sampled greedy]) with every subtree re-planned
+// exactly in three rounds, its pieces cut at the costliest joins (up to
+// kWindow pieces), then at the joins over the most operands and at the
+// largest intermediates (up to kOtherWindow pieces: Note [Three
+// openings]); the cheapest path wins. So auto is never costlier than opt_einsum's auto, and matches dp
+// wherever dp fits the budget. bench/einsum_auto_bench.cpp measures how
+// close it comes to dp beyond, and how long it takes.
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -42,11 +44,10 @@ namespace {
 
 constexpr int64_t kDpBudget = 3000;  // joins: a few hundred microseconds
 constexpr int kDpMaxOperands = 16;   // beyond, dp rarely fits the budget: go straight to sampling
-constexpr int kWindow = 6;
-constexpr int kTrials = 24;          // sampled greedy paths (Note [Sampled greedy])
+constexpr int kWindow = 5;
+constexpr int kTrials = 12;          // sampled greedy paths (Note [Sampled greedy])
 constexpr uint64_t kSeed = 0x5eed;
-constexpr int kWideWindow = 8;      // for the joins that cost most (at most kMaxWindow)
-constexpr double kWideShare = 0.1;  // of the path's cost
+constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -73,17 +74,110 @@ class JoinCosts {
   std::vector<double> cost_;  // -1: not known yet
 };
 
-constexpr int kMaxWindow = 8;
+constexpr int kMaxWindow = 8;  // pieces: replan's tables live on the stack
 constexpr std::size_t kMaxSubsets = std::size_t{1} << kMaxWindow;
 
+// Note [Region labels]
+// replan() works only with the labels of its pieces' intermediates,
+// numbered afresh from 0, so its sets are small masks and their sizes
+// come from per-nibble product tables rather than a walk over the labels.
+// A subset's intermediate holds its pieces' labels less those nothing
+// outside it needs: not in the output, held by no operand outside the
+// region, and held only by pieces of the subset.
+class RegionLabels {
+ public:
+  RegionLabels(const Leaves& lv, const Tree& t, const std::vector<int>& pieces) {
+    const Network& net = lv.net();
+    uint64_t region = 0;
+    LabelSet piece_idx[kMaxWindow], all;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      region |= t.nodes[pieces[i]].set;
+      piece_idx[i] = lv.idx(t.nodes[pieces[i]].set);
+      all |= piece_idx[i];
+    }
+    all.for_each([&](int label) {
+      const int local = labels_++;
+      global_[local] = label;
+      uint32_t holders = 0;
+      for (std::size_t i = 0; i < pieces.size(); ++i)
+        if (piece_idx[i].has(label)) holders |= 1u << i;
+      if (!net.output.has(label) && !(lv.holders(label) & ~region)) internal_[internal_count_++] = {holders, local};
+      for (std::size_t i = 0; i < pieces.size(); ++i)
+        if (holders >> i & 1) piece_[i].add(local);
+    });
+    nibbles_ = (labels_ + 3) / 4;
+    for (int j = 0; j < nibbles_; ++j)
+      for (int v = 0; v < 16; ++v) {
+        double p = 1;
+        for (int b = 0; b < 4; ++b)
+          if ((v >> b & 1) && 4 * j + b < labels_) p *= net.sizes[static_cast<std::size_t>(global_[4 * j + b])];
+        table_[j][v] = p;
+      }
+  }
+  LabelSet piece(int i) const { return piece_[i]; }
+  // The labels that leave an intermediate of exactly the pieces in `m`.
+  LabelSet summed_within(uint32_t m) const {
+    LabelSet out;
+    for (int i = 0; i < internal_count_; ++i)
+      if (!(internal_[i].holders & ~m)) out.add(internal_[i].local);
+    return out;
+  }
+  double size_of(LabelSet local) const {
+    double out = 1;
+    for (int j = 0; j < nibbles_; ++j) out *= table_[j][local.w[j >> 4] >> (4 * (j & 15)) & 15];
+    return out;
+  }
+  LabelSet global(LabelSet local) const {
+    LabelSet out;
+    local.for_each([&](int l) { out.add(global_[l]); });
+    return out;
+  }
+
+ private:
+  struct Internal {
+    uint32_t holders;  // pieces
+    int local;
+  };
+  int labels_ = 0, internal_count_ = 0, nibbles_ = 0;
+  int global_[kMaxLabels];
+  Internal internal_[kMaxLabels];
+  LabelSet piece_[kMaxWindow];
+  double table_[kMaxLabels / 4][16];
+};
+
+// Note [Three openings]
+// replan() cuts the tree below a node into pieces by opening joins one at
+// a time, which decides what it can rearrange. Opening the costliest join
+// first goes where the cost is; opening the join over the most operands
+// first reaches pieces of about equal size; opening the largest
+// intermediate first breaks up what the path carries longest. Each is a
+// different neighbourhood: a tree that no window of one opening improves
+// often still has a cheaper rearrangement in a window of another. On 360
+// seeded random networks of 16 to 30 operands (bench/einsum_auto_bench.cpp)
+// the share of paths above 1.2x dp's cost went from 9 % (costliest first
+// only, then the costliest joins again with 8 pieces) to 4-5 % with the
+// three rounds, the first two of them bigger windows than before; fewer
+// sampled greedy paths (24 -> 12) and a smaller first window (6 -> 5) pay
+// for most of the time they take, and made no measurable difference to cost.
+enum class Opening { costliest, most_operands, largest_intermediate };
+
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
-// pieces; true when it got cheaper.
-bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window) {
+// pieces opened as `opening` says; true when it got cheaper.
+bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Opening opening) {
   window = std::min(window, kMaxWindow);
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
-  // Open up the costliest join below first: that is where re-planning pays.
+  // Open up joins below one at a time, the heaviest first (Note [Three openings]).
   std::vector<double> join_cost;
-  for (int u : pieces) join_cost.push_back(t.nodes[u].left >= 0 ? join(u) : -1);
+  auto weight = [&](int u) -> double {
+    if (t.nodes[u].left < 0) return -1;  // a leaf: nothing to open
+    switch (opening) {
+      case Opening::costliest: return join(u);
+      case Opening::most_operands: return std::popcount(t.nodes[u].set);
+      case Opening::largest_intermediate: return lv.net().size_of(lv.idx(t.nodes[u].set));
+    }
+    return join(u);
+  };
+  for (int u : pieces) join_cost.push_back(weight(u));
   while (static_cast<int>(pieces.size()) < window) {
     int widest = -1;
     for (std::size_t i = 0; i < pieces.size(); ++i)
@@ -91,8 +185,8 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window) {
     if (widest < 0) break;
     const int u = pieces[widest];
     const int l = t.nodes[u].left, r = t.nodes[u].right;
-    join_cost[widest] = t.nodes[l].left >= 0 ? join(l) : -1;
-    join_cost.push_back(t.nodes[r].left >= 0 ? join(r) : -1);
+    join_cost[widest] = weight(l);
+    join_cost.push_back(weight(r));
     region.push_back(u);
     pieces[widest] = t.nodes[u].left;
     pieces.push_back(t.nodes[u].right);
@@ -103,25 +197,33 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window) {
 
   const int k = static_cast<int>(pieces.size());
   const std::size_t count = std::size_t{1} << k;
+  const Network& net = lv.net();
+  // The labels of the pieces' intermediates, numbered afresh (Note [Region
+  // labels]), with what each needs to leave a subset's intermediate.
+  const RegionLabels rl(lv, t, pieces);
   // Per subset of the pieces (on the stack: this runs thousands of times a search).
   uint64_t sets[kMaxSubsets];
-  LabelSet idx[kMaxSubsets];
-  double cost[kMaxSubsets];
+  LabelSet idx[kMaxSubsets], held[kMaxSubsets];  // region-local numbering
+  double cost[kMaxSubsets], size[kMaxSubsets];
   uint32_t split[kMaxSubsets];
   uint8_t reduce[kMaxSubsets];
   char connected[kMaxSubsets];
   sets[0] = 0;
   std::fill(cost, cost + count, kInf);
-  LabelSet held[kMaxSubsets];  // the union of the pieces' intermediates: idx keeps some of it
   for (std::size_t m = 1; m < count; ++m) {
     const std::size_t rest = m & (m - 1), low = m ^ rest;
     sets[m] = sets[rest] | t.nodes[pieces[std::countr_zero(m)]].set;
-    if (rest) {
-      held[m] = held[rest] | held[low];
-      idx[m] = lv.keep(sets[m], held[m]);
-    } else {
-      idx[m] = held[m] = lv.idx(sets[m]);
-    }
+    held[m] = rest ? held[rest] | held[low] : rl.piece(std::countr_zero(m));
+    idx[m] = held[m] - rl.summed_within(static_cast<uint32_t>(m));
+    size[m] = rl.size_of(idx[m]);
+  }
+  // Pieces that are one operand able to sum labels of its own first: their
+  // joins go through pair_cost, which weighs that; other joins cost
+  // size(idx[a] | idx[b]) * (1 + inner) (Note [Einsum cost model]).
+  uint32_t reducible = 0;
+  for (int i = 0; i < k; ++i) {
+    const uint64_t set = t.nodes[pieces[i]].set;
+    if (!(set & (set - 1)) && !(net.inputs[std::countr_zero(set)] == lv.idx(set))) reducible |= 1u << i;
   }
   // Within a connected set, only splits into two connected parts that
   // share a label (as dp: outer products only where nothing else joins).
@@ -146,8 +248,15 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window) {
       rest = (rest - 1) & others;
       const std::size_t a = rest | low, b = m ^ a;
       if (connected[m] && !(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
-      if (cost[a] + cost[b] >= cost[m]) continue;  // no join is cheaper than nothing
-      const Join j = pair_cost(lv, sets[a], idx[a], sets[b], idx[b], idx[m]);
+      // A join costs at least the size of either side's intermediate.
+      if (cost[a] + cost[b] + std::max(size[a], size[b]) >= cost[m]) continue;
+      Join j;
+      const bool lone_a = (a & (a - 1)) == 0, lone_b = (b & (b - 1)) == 0;
+      if (!(lone_a && (reducible & a)) && !(lone_b && (reducible & b))) {
+        j.cost = size[a] * size[b] / rl.size_of(idx[a] & idx[b]) * ((idx[a] | idx[b]) == idx[m] ? 1 : 2);
+      } else {
+        j = pair_cost(lv, sets[a], rl.global(idx[a]), sets[b], rl.global(idx[b]), rl.global(idx[m]));
+      }
       const double c = cost[a] + cost[b] + j.cost;
       if (c < cost[m]) {
         cost[m] = c;
@@ -178,7 +287,7 @@ double cost_of(const Network& net, const Path& p) { return evaluate(net, p).opt_
 // Re-plans every subtree of `t` of up to `window` pieces until nothing gets
 // cheaper (at most kPasses rounds). A round visits children before parents
 // and re-plans a node only when its subtree changed since its last visit.
-void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window) {
+void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window, Opening opening) {
   constexpr int kPasses = 8;
   std::vector<char> retry(t.nodes.size(), 1), next;
   // Re-plans below and at v; true when anything in v's subtree changed.
@@ -187,7 +296,7 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window) {
     const bool left = visit(t.nodes[v].left);
     const bool below = visit(t.nodes[v].right) || left;
     if (!below && !retry[v]) return below;
-    if (!replan(lv, t, join, v, window)) return below;
+    if (!replan(lv, t, join, v, window, opening)) return below;
     next.resize(t.nodes.size(), 1);  // the nodes it made, and v, get another visit
     next[v] = 1;
     return true;
@@ -197,27 +306,6 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window) {
     if (!visit(t.root)) break;
     retry = next;
   }
-}
-
-// The joins that cost at least kWideShare of the whole re-planned once
-// more, with kWideWindow pieces (where re-planning pays most: a path's
-// cost sits in a few joins near the top), then the rest again.
-void widen_costliest(const Leaves& lv, Tree& t, JoinCosts& join) {
-  std::vector<int> order;  // post-order: children first
-  std::function<void(int)> walk = [&](int v) {
-    if (t.nodes[v].left < 0) return;
-    walk(t.nodes[v].left);
-    walk(t.nodes[v].right);
-    order.push_back(v);
-  };
-  walk(t.root);
-  std::vector<double> cost;
-  double total = 0;
-  for (int v : order) total += cost.emplace_back(join(v));
-  bool changed = false;
-  for (std::size_t i = 0; i < order.size(); ++i)
-    if (cost[i] >= kWideShare * total) changed = replan(lv, t, join, order[i], kWideWindow) || changed;
-  if (changed) improve_tree(lv, t, join, kWindow);
 }
 
 // Sampled greedy paths (Note [Sampled greedy]) as trees.
@@ -356,7 +444,7 @@ Path improve_subtrees(const Network& net, const Path& path, int window) {
   if (!tree) return path;
   const Leaves lv(net);
   JoinCosts join(lv, *tree);
-  improve_tree(lv, *tree, join, window);
+  improve_tree(lv, *tree, join, window, Opening::costliest);
   Path improved = tree_to_path(*tree, net.size());
   return cost_of(net, improved) <= cost_of(net, path) ? improved : path;
 }
@@ -398,8 +486,9 @@ Found auto_path(const Network& net) {
     }
   }
   JoinCosts join(lv, tree);
-  improve_tree(lv, tree, join, kWindow);
-  widen_costliest(lv, tree, join);
+  improve_tree(lv, tree, join, kWindow, Opening::costliest);
+  improve_tree(lv, tree, join, kOtherWindow, Opening::most_operands);
+  improve_tree(lv, tree, join, kOtherWindow, Opening::largest_intermediate);
   consider(tree_to_path(tree, n), how + " + subtree dp");
   return best;
 }

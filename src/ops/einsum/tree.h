@@ -37,6 +37,7 @@ class Leaves {
     return out;
   }
   LabelSet unite(uint64_t set) const;
+  uint64_t holders(int label) const { return holders_[label]; }  // the operands holding it
   // Operands that share a label the output does not have with `set`'s operands.
   uint64_t neighbours(uint64_t set) const;
 
