@@ -77,6 +77,7 @@ std::vector<std::unique_ptr<dispatch::Implementation>> implementations() {
   std::vector<std::unique_ptr<dispatch::Implementation>> list;
   list.push_back(make_spmma_slot());
   list.push_back(make_sparse24_cpu());
+  list.push_back(make_sparse24_avx2());
   list.push_back(make_dense());
   list.push_back(make_ref());
   return list;
