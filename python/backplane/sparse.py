@@ -11,7 +11,7 @@ a ``SparseSemiStructuredTensor``, is the weight of
 ``backplane.matmul(x, w.t())``; ``to_dense()`` gives the pruned dense weight
 back. The products are the op "sparse" (entries ``semi_structured_linear``
 and ``semi_structured_mm`` here), dispatched over cusparselt:spmma,
-sparse24:cpu, dense:matmul and ref:any; ``backends.explain("linear", x, w)``
+sparse24:cpu (AVX-512), sparse24:avx2, dense:matmul and ref:any; ``backends.explain("linear", x, w)``
 shows the decision. The compressed layout is Note [2:4 CPU layout]
 (src/kernels/cpu/sparse24.h): ``packed`` holds the stored values, ``meta``
 a 4-bit code per group.

@@ -177,8 +177,8 @@ def test_every_implementation_matches_the_float64_oracle(impl, dtype):
             x = rand((n, k), np_dtype)
             table = backends.explain("linear", x, ws)
             assert table.op == "sparse"
-            if table.chosen is None:  # sparse24:cpu takes no float64: it says so, and the call says why
-                assert dtype == "float64" and impl == "sparse24:cpu"
+            if table.chosen is None:  # the sparse24 kernels take no float64: they say so, and the call says why
+                assert dtype == "float64" and impl.startswith("sparse24:")
                 assert table.row(impl).status == "rejected" and "float64" in table.row(impl).reasons[0]
                 with pytest.raises(backends.NoImplementationError):
                     backplane.nn.functional.linear(x, ws)
@@ -216,7 +216,7 @@ def test_strided_and_batched_activations(impl):
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_nan_and_inf_propagate_from_stored_entries_only(impl, dtype):
     np_dtype, tol = DTYPES[dtype]
-    if impl == "sparse24:cpu" and dtype == "float64":
+    if impl.startswith("sparse24:") and dtype == "float64":
         return  # rejected (test_every_implementation_matches_the_float64_oracle)
     w = dense_weight(9, 20, np_dtype)
     w[3, np.nonzero(w[3])[0][0]] = np.nan   # row 3 of the weight: NaN everywhere
@@ -267,29 +267,121 @@ def test_medium_precision_lets_sparse24_multiply_f32_in_bf16():
         assert reduced == exact
 
 
+def avx512_hardware():
+    return any(i.name == "builtin:avx512" and i.available for i in backends.list_implementations("matmul"))
+
+
 def test_explain_lists_every_implementation_and_why():
     ws = sparse.to_sparse_semi_structured(dense_weight(8, 16, np.float32))
     table = backends.explain("linear", rand((4, 16)), ws)
     names = [r.implementation for r in table]
-    assert names == ["cusparselt:spmma", "sparse24:cpu", "dense:matmul", "ref:any"]
+    assert names == ["cusparselt:spmma", "sparse24:cpu", "sparse24:avx2", "dense:matmul", "ref:any"]
     spmma = table.row("cusparselt:spmma")
     assert spmma.status in ("not built", "not available") and spmma.reasons
     assert table.op == "sparse" and table.problem.startswith("out=8 in=16 n=4 f32")
+    if avx512_hardware():  # the AVX-512 kernel first, the AVX2 one behind it
+        assert table.chosen == "sparse24:cpu" and table.row("sparse24:avx2").status == "acceptable"
+    else:  # an AVX2 machine: the AVX-512 row says which instructions it lacks
+        avx512 = table.row("sparse24:cpu")
+        assert avx512.status == "not available" and "AVX-512" in avx512.reasons[0]
+        assert table.chosen == "sparse24:avx2"
     with backends.implementations("sparse", "ref"):
         assert backends.explain("linear", rand((4, 16)), ws).chosen == "ref:any"
+    f64 = backends.explain("linear", rand((4, 16), np.float64), sparse.to_sparse_semi_structured(
+        dense_weight(8, 16, np.float64)))
+    assert f64.chosen == "dense:matmul" and "float64" in f64.row("sparse24:avx2").reasons[0]
+
+
+CAPPED = (
+    "import numpy as np, backplane\n"
+    "from backplane import sparse, backends\n"
+    "rng = np.random.default_rng(3)\n"
+    "w = sparse.to_sparse_semi_structured(rng.uniform(-1, 1, (8, 16)).astype(np.float32), prune=True)\n"
+    "x = rng.uniform(-1, 1, (4, 16)).astype(np.float32)\n"
+    "t = backends.explain('linear', x, w)\n"
+    "print(t.chosen)\n"
+    "for name in ('sparse24:cpu', 'sparse24:avx2'):\n"
+    "    print(name, '|', t.row(name).status, '|', t.row(name).reasons)\n"
+    "got = backplane.nn.functional.linear(x, w).numpy()\n"
+    "want = x.astype(np.float64) @ w.to_dense().numpy().astype(np.float64).T\n"
+    "print('error', float(np.abs(got - want).max()))\n"
+)
+
+
+@pytest.mark.skipif("sparse24:avx2" not in IMPLS, reason="needs AVX2")
+def test_a_cpu_capability_capped_at_avx2_takes_the_avx2_kernel():
+    lines = run_python(CAPPED, env={"ATEN_CPU_CAPABILITY": "avx2"}).stdout.splitlines()
+    assert lines[0] == "sparse24:avx2"
+    avx512 = lines[1]
+    # rejected by the cap on an AVX-512 machine, not available on an AVX2 one: either way, it says why
+    assert "rejected" in avx512 and "capability" in avx512 or "not available" in avx512 and "AVX-512" in avx512
+    assert float(lines[3].split()[1]) < 1e-5
 
 
 def test_a_capped_cpu_capability_falls_back_to_the_dense_path():
-    code = (
-        "import numpy as np, backplane\n"
-        "from backplane import sparse, backends\n"
-        "w = sparse.to_sparse_semi_structured(np.ones((8, 16), np.float32), prune=True)\n"
-        "t = backends.explain('linear', np.ones((4, 16), np.float32), w)\n"
-        "r = t.row('sparse24:cpu')\n"
-        "print(t.chosen, r.status, r.reasons)\n"
-    )
-    out = run_python(code, env={"ATEN_CPU_CAPABILITY": "avx2"}).stdout
-    assert out.startswith("dense:matmul rejected") and "capability" in out
+    # the dense fallback (decompression + the matmul dispatcher) runs on every CPU
+    lines = run_python(CAPPED, env={"ATEN_CPU_CAPABILITY": "default"}).stdout.splitlines()
+    assert lines[0] == "dense:matmul"
+    assert "capability" in lines[2] and ("rejected" in lines[2] or "not available" in lines[2])
+    assert float(lines[3].split()[1]) < 1e-5
+
+
+KERNELS = [i for i in IMPLS if i.startswith("sparse24:")]
+# (out, in, n) at the AVX2 kernel's edges: 1-3 rows of X (row dots: 8 stored entries per step, a last
+# pair of groups when in/4 groups is not a multiple of 4), 4-8 (panels of 8, 12 rows of W per tile),
+# 9-16 (16 and 6), more (24 and 4, several panels, a partial one); rows of W past a tile and past a
+# block of 256; k-blocks of 64 and 128 groups and their tails; in padded to a multiple of 8.
+KERNEL_SHAPES = [(5, 8, 1), (3, 24, 1), (13, 1000, 1), (7, 1030, 2), (9, 5, 3), (14, 513, 3), (25, 40, 4),
+                 (13, 517, 5), (12, 16, 8), (7, 260, 9), (13, 1024, 16), (5, 33, 17), (9, 256, 24), (11, 258, 25),
+                 (257, 72, 49), (4, 8, 100)]
+
+
+@pytest.mark.parametrize("impl", KERNELS)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_kernels_at_their_tile_edges(impl, dtype):
+    np_dtype, tol = DTYPES[dtype]
+    with backends.implementations("sparse", impl):
+        for i, (out, k, n) in enumerate(KERNEL_SHAPES):
+            w = dense_weight(out, k, np_dtype)
+            if out > 2:
+                w[2, : min(k, 4)] = 0  # an empty group stores zeros
+            ws = sparse.to_sparse_semi_structured(w)
+            wide = rand((n, 2 * k), np_dtype)
+            x = backplane.asarray(wide)[:, ::2] if i % 2 else backplane.asarray(wide[:, :k])  # strided every other
+            want = oracle(wide[:, ::2] if i % 2 else wide[:, :k], w)
+            assert backends.explain("linear", x, ws).chosen == impl
+            close(backplane.nn.functional.linear(x, ws), want, tol, k)
+            close(backplane.matmul(ws, backplane.asarray(wide[:, :k]).T), oracle(wide[:, :k], w).T, tol, k)
+
+
+@pytest.mark.parametrize("impl", KERNELS)
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 16, 30])
+def test_kernels_take_nan_and_inf_from_stored_entries_only(impl, n):
+    w = dense_weight(11, 36, np.float32)
+    w[3, np.nonzero(w[3])[0][-1]] = np.nan
+    w[5, np.nonzero(w[5])[0][0]] = -np.inf
+    w[7] = np.where(w[0] == 0, np.float32(0.5), np.float32(0))  # row 7 stores what row 0 prunes
+    x = rand((n, 36))
+    x[:, np.nonzero(w[0] == 0)[0]] = np.inf  # under every pruned entry of row 0: no effect there
+    x[n - 1, np.nonzero(w[7])[0][-1]] = np.nan  # under a stored entry of row 7 (a pruned one of row 0)
+    with backends.implementations("sparse", impl):
+        got = backplane.nn.functional.linear(x, sparse.to_sparse_semi_structured(w))
+    want = oracle(x, w)
+    assert np.isfinite(want[:, 0]).all() and np.isnan(want[:, 3]).all() and np.isnan(want[n - 1, 7])
+    close(got, want, 2e-6, 36)
+
+
+def test_the_avx2_kernel_is_exact_in_fp32_whatever_the_precision():
+    if "sparse24:avx2" not in IMPLS:
+        pytest.skip("needs AVX2")
+    w = dense_weight(16, 256, np.float32)
+    ws = sparse.to_sparse_semi_structured(w)
+    x = rand((40, 256))
+    with backends.implementations("sparse", "sparse24:avx2"):
+        exact = backplane.nn.functional.linear(x, ws).numpy()
+        backplane.set_float32_matmul_precision("medium")  # no bf16 path here: AVX2 has no bf16 dot product
+        assert np.array_equal(backplane.nn.functional.linear(x, ws).numpy(), exact)
+    assert np.abs(exact - oracle(x, w)).max() < 1e-4
 
 
 # ---------------------------------------------------------------- bad input
@@ -332,12 +424,13 @@ def test_cusparselt_module_answers_for_this_build():
     assert isinstance(info, dict)
 
 
-@pytest.mark.skipif("sparse24:cpu" not in IMPLS, reason="needs AVX-512")
+@pytest.mark.parametrize("impl", KERNELS)
 @pytest.mark.parametrize("dtype, m", [("float32", 2100), ("bfloat16", 1400)])
-def test_large_activations_take_the_panel_major_order(dtype, m):
-    # packed X above 8 MiB: sparse24:cpu walks panels of X outermost (sparse24_blocking.h)
+def test_large_activations_take_the_panel_major_or_banded_order(impl, dtype, m):
+    # packed X above 8 MiB: sparse24:cpu walks panels of X outermost, sparse24:avx2 bands of panels
+    # that fit in 8 MiB (sparse24_blocking.h): 2100 rows of 1024 f32 make two bands
     np_dtype, tol = DTYPES[dtype]
     w = dense_weight(7, 1024, np_dtype)
     x = rand((m, 1024), np_dtype)
-    with backends.implementations("sparse", "sparse24:cpu"):
+    with backends.implementations("sparse", impl):
         close(backplane.nn.functional.linear(x, sparse.to_sparse_semi_structured(w)), oracle(x, w), tol, 1024)

@@ -9,4 +9,6 @@ namespace bp::kernels::cpu {
 
 bool sparse24_supported(bool bf16) { return gemm_isa_supported(bf16 ? GemmIsa::avx512_bf16 : GemmIsa::avx512); }
 
+bool sparse24_avx2_supported() { return gemm_isa_supported(GemmIsa::avx2); }
+
 }  // namespace bp::kernels::cpu

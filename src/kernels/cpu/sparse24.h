@@ -54,6 +54,16 @@ void sparse24_f32_avx512(const Sparse24& w, const Sparse24Input& x, float* c, in
 void sparse24_bf16_avx512(const Sparse24& w, bool values_f32, const Sparse24Input& x, bool x_f32, float* c,
                           int64_t crs, int64_t ccs);
 
-bool sparse24_supported(bool bf16);  // this build has the variant and this CPU runs it
+bool sparse24_supported(bool bf16);
+
+// The element type of an AVX2 product's values and X (one type for both).
+enum class Sparse24Type { f32, bf16, f16 };
+
+// C as sparse24_f32_avx512, for AVX2 + FMA + F16C CPUs (sparse24_avx2.cpp):
+// f32 FMAs, bf16 / f16 operands widened to f32 as they are loaded (exact:
+// every 16-bit value is an f32). The caller checks sparse24_avx2_supported.
+void sparse24_avx2(const Sparse24& w, const Sparse24Input& x, Sparse24Type type, float* c, int64_t crs, int64_t ccs);
+
+bool sparse24_avx2_supported();  // this build has it and this CPU runs it  // this build has the variant and this CPU runs it
 
 }  // namespace bp::kernels::cpu

@@ -1,6 +1,6 @@
 #pragma once
-// The blocking both 2:4 kernels share (sparse24_avx512.cpp,
-// sparse24_avx512_bf16.cpp; Note [2:4 CPU layout]). Internal linkage: each
+// The blocking the 2:4 kernels share (sparse24_avx512.cpp,
+// sparse24_avx512_bf16.cpp, sparse24_avx2.cpp; Note [2:4 CPU layout]). Internal linkage: each
 // ISA file compiles its own copy with its own flags.
 //
 // The product is computed transposed, Cᵀ = W · Xᵀ: a register tile is a
@@ -49,6 +49,27 @@ void for_each_task(int64_t n, int64_t m, int64_t width, int64_t x_bytes, Body&& 
       body(t % blocks, t / blocks);
     else
       body(t / panels, t % panels);
+  }
+}
+
+// Runs body(block, panel) for every task as for_each_task, in a third
+// order: panels in bands whose packed X fits kPackedXInL3 (at least one
+// panel), bands one after another, block-major within a band (in parallel).
+// A band's X stays in L3 while every block of W passes over it, so W streams
+// once per band instead of once per panel (panel-major), and X once in all
+// instead of once per block (block-major). The AVX2 kernel's order: at
+// 4096 x 4096 x 1024 in f32 (64 MiB of packed X) it took that kernel from
+// about 1.38x to 1.5x the dense builtin:avx2 GEMM's speed (on Zen 3; the
+// AVX-512 kernels were not re-measured, so they keep for_each_task).
+template <class Body>
+void for_each_task_banded(int64_t n, int64_t m, int64_t width, int64_t panel_bytes, Body&& body) {
+  const int64_t blocks = (n + kBlockRows - 1) / kBlockRows, panels = (m + width - 1) / width;
+  const int64_t band = std::max<int64_t>(1, kPackedXInL3 / std::max<int64_t>(panel_bytes, 1));
+  for (int64_t p0 = 0; p0 < panels; p0 += band) {
+    const int64_t in_band = std::min(band, panels - p0), tasks = blocks * in_band;
+    const int team = threads::team_size(tasks);
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (int64_t t = 0; t < tasks; ++t) body(t / in_band, p0 + t % in_band);
   }
 }
 

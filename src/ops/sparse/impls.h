@@ -18,6 +18,7 @@
 namespace bp::ops::sparse {
 
 std::unique_ptr<dispatch::Implementation> make_sparse24_cpu();  // sparse_cpu.cpp
+std::unique_ptr<dispatch::Implementation> make_sparse24_avx2();  // sparse_avx2_impl.cpp
 std::unique_ptr<dispatch::Implementation> make_dense();         // sparse_dense.cpp
 std::unique_ptr<dispatch::Implementation> make_ref();           // sparse_ref.cpp
 

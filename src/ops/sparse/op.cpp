@@ -3,8 +3,10 @@
 // shape form.
 //
 // The order is the default preference: cuSPARSELt on CUDA (a slot that
-// backplane_cuda fills), our AVX-512 kernel on the compressed form, the
-// dense fallback (decompress, then the matmul dispatcher), the reference.
+// backplane_cuda fills), our AVX-512 kernel on the compressed form, our
+// AVX2 one (for CPUs without AVX-512, or a capability capped at AVX2), the
+// dense fallback (decompress, then the matmul dispatcher; every CPU), the
+// reference.
 // The Python face (backplane.sparse, python/backplane/sparse.py) routes
 // backplane.matmul / nn.functional.linear here when the weight is a
 // SparseSemiStructuredTensor.
@@ -44,6 +46,9 @@ std::vector<std::string> explain_notes(const dispatch::Problem& p) {
                           "mkldnn.matmul and AVX512_BF16)");
   else if (p.dtype == DType::f16)
     notes.push_back("sparse24:cpu widens float16 to fp32");
+  if (p.dtype != DType::f64)
+    notes.push_back("sparse24:avx2 computes in fp32, widening bf16 and float16 as it loads them, whatever the fp32 "
+                    "precision (AVX2 has no bf16 dot product)");
   return notes;
 }
 
@@ -77,6 +82,7 @@ std::vector<std::unique_ptr<dispatch::Implementation>> implementations() {
   std::vector<std::unique_ptr<dispatch::Implementation>> list;
   list.push_back(make_spmma_slot());
   list.push_back(make_sparse24_cpu());
+  list.push_back(make_sparse24_avx2());
   list.push_back(make_dense());
   list.push_back(make_ref());
   return list;

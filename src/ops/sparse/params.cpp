@@ -57,7 +57,9 @@ void finish(const Params& p, const Staging& s) {
   if (p.dtype == DType::f32) return;
   // staging has out's (contiguous) strides: round it in one pass
   using kernels::cpu::GemmIsa;
-  const GemmIsa isa = kernels::cpu::gemm_isa_supported(GemmIsa::avx512) ? GemmIsa::avx512 : GemmIsa::generic;
+  const GemmIsa isa = kernels::cpu::gemm_isa_supported(GemmIsa::avx512) ? GemmIsa::avx512
+                      : kernels::cpu::gemm_isa_supported(GemmIsa::avx2) ? GemmIsa::avx2
+                                                                         : GemmIsa::generic;
   auto* dst = static_cast<uint16_t*>(p.out.data());
   if (p.dtype == DType::bf16)
     kernels::cpu::round_f32_to_bf16(isa, s.c, dst, p.m * p.n);
