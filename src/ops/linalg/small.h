@@ -4,6 +4,9 @@
 // constant, so each matrix's factorization is fully unrolled straight-line
 // code, and the batch loop calls them directly (no per-matrix indirection).
 // Same arithmetic and conventions as the leaves (LAPACK's pivots and infos).
+// Up to kernels::cpu::kLanesMaxN (8) the batch runs a group of matrices at
+// a time across the vector lanes (src/kernels/cpu/linalg_lanes.h), on the
+// widest variant the CPU capability cap allows.
 
 #include "ops/linalg/params.h"
 
