@@ -221,3 +221,14 @@ def test_generic_variant_under_the_capability_cap():
         " r < (1e-3 if dt == np.float32 else 1e-10))\n")
     lines = run_python(code, env={"ATEN_CPU_CAPABILITY": "default"}).stdout.splitlines()
     assert lines == ["DEFAULT 3 1 True", "DEFAULT 3 1 True"], lines
+
+
+def test_cpu_order_for_large_inverses_follows_the_gemm_kernels():
+    # builtin:blocked leads inv / solve of n >= 128 only where its GEMM has the AVX-512 kernels (Note [Linalg CPU
+    # order]); under the cap "avx2" the LAPACK row leads, and tiny batches stay on builtin:blocked either way.
+    code = (
+        "import numpy as np; from backplane import backends\n"
+        "print(backends.explain('linalg.inv', np.eye(256, dtype=np.float32)).chosen)\n"
+        "print(backends.explain('linalg.inv', np.zeros((9, 4, 4), np.float32)).chosen)\n")
+    lines = run_python(code, env={"ATEN_CPU_CAPABILITY": "avx2"}).stdout.splitlines()
+    assert lines == ["lapack:getrf" if HAVE_LAPACK else "builtin:blocked", "builtin:blocked"], lines

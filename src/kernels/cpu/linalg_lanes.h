@@ -36,6 +36,9 @@ struct LanesBatch {
   int64_t k = 0;      // B's columns (getrs, gesv; inv: n)
   int64_t count = 0;  // matrices
   void* a = nullptr;  // count x N x N
+  // When set: A is read from here, count dense row-major N x N matrices
+  // (the caller's input as it lies), instead of from a; a gets the result.
+  const void* a_rows = nullptr;
   void* b = nullptr;  // count x N x k (getrs, gesv, inv)
   int32_t* piv = nullptr;   // count x N (getrf, getrs, gesv, inv)
   int32_t* info = nullptr;  // count (may be null for getrs, gesv)

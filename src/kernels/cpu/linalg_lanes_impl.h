@@ -17,6 +17,7 @@
 // (its later columns keep their input values, as potrf leaves them) and its
 // info is that order.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -63,22 +64,99 @@ inline V vsqrt(V v) {
   return r;
 }
 
-// x (count `rows` per matrix, the W matrices of a group `stride` elements
-// apart) <-> lane l of v[e] = element e of matrix l.
+// r[0..W-1] = the W x W block whose row l is r[l], transposed in
+// registers; false where this ISA has no such shuffle (the caller then
+// moves the elements one by one).
+template <class V>
+inline bool transpose_block(V* r) {
+  using T = std::remove_reference_t<decltype(r[0][0])>;
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32 && sizeof(T) == 4) {
+    __m256 x[8], y[8];
+    for (int i = 0; i < 8; i += 2) {
+      x[i] = _mm256_unpacklo_ps(reinterpret_cast<__m256>(r[i]), reinterpret_cast<__m256>(r[i + 1]));
+      x[i + 1] = _mm256_unpackhi_ps(reinterpret_cast<__m256>(r[i]), reinterpret_cast<__m256>(r[i + 1]));
+    }
+    for (int i = 0; i < 8; i += 4) {
+      y[i] = _mm256_shuffle_ps(x[i], x[i + 2], 0x44);
+      y[i + 1] = _mm256_shuffle_ps(x[i], x[i + 2], 0xEE);
+      y[i + 2] = _mm256_shuffle_ps(x[i + 1], x[i + 3], 0x44);
+      y[i + 3] = _mm256_shuffle_ps(x[i + 1], x[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; ++i) {
+      r[i] = reinterpret_cast<V>(_mm256_permute2f128_ps(y[i], y[i + 4], 0x20));
+      r[i + 4] = reinterpret_cast<V>(_mm256_permute2f128_ps(y[i], y[i + 4], 0x31));
+    }
+    return true;
+  }
+  if constexpr (sizeof(V) == 32 && sizeof(T) == 8) {
+    const __m256d a = reinterpret_cast<__m256d>(r[0]), b = reinterpret_cast<__m256d>(r[1]);
+    const __m256d c = reinterpret_cast<__m256d>(r[2]), d = reinterpret_cast<__m256d>(r[3]);
+    const __m256d ab0 = _mm256_unpacklo_pd(a, b), ab1 = _mm256_unpackhi_pd(a, b);
+    const __m256d cd0 = _mm256_unpacklo_pd(c, d), cd1 = _mm256_unpackhi_pd(c, d);
+    r[0] = reinterpret_cast<V>(_mm256_permute2f128_pd(ab0, cd0, 0x20));
+    r[1] = reinterpret_cast<V>(_mm256_permute2f128_pd(ab1, cd1, 0x20));
+    r[2] = reinterpret_cast<V>(_mm256_permute2f128_pd(ab0, cd0, 0x31));
+    r[3] = reinterpret_cast<V>(_mm256_permute2f128_pd(ab1, cd1, 0x31));
+    return true;
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(V) == 16 && sizeof(T) == 4) {
+    __m128 a = reinterpret_cast<__m128>(r[0]), b = reinterpret_cast<__m128>(r[1]);
+    __m128 c = reinterpret_cast<__m128>(r[2]), d = reinterpret_cast<__m128>(r[3]);
+    _MM_TRANSPOSE4_PS(a, b, c, d);
+    r[0] = reinterpret_cast<V>(a), r[1] = reinterpret_cast<V>(b), r[2] = reinterpret_cast<V>(c);
+    r[3] = reinterpret_cast<V>(d);
+    return true;
+  }
+  if constexpr (sizeof(V) == 16 && sizeof(T) == 8) {
+    const __m128d a = reinterpret_cast<__m128d>(r[0]), b = reinterpret_cast<__m128d>(r[1]);
+    r[0] = reinterpret_cast<V>(_mm_unpacklo_pd(a, b));
+    r[1] = reinterpret_cast<V>(_mm_unpackhi_pd(a, b));
+    return true;
+  }
+#endif
+  return false;
+}
+
+// Elements [0, count) of W matrices `stride` elements apart <-> lane l of
+// v[e] = element e of matrix l: whole blocks of W elements by a register
+// transpose, the rest one by one.
+template <class V, class T, int W>
+inline void load_group(const T* src, int64_t stride, int count, V* v) {
+  int e0 = 0;
+  for (; e0 + W <= count; e0 += W) {
+    V r[W];
+    for (int l = 0; l < W; ++l) std::memcpy(&r[l], src + l * stride + e0, sizeof(V));
+    if (!transpose_block(r)) break;
+    for (int k = 0; k < W; ++k) v[e0 + k] = r[k];
+  }
+  for (int e = e0; e < count; ++e)
+    for (int l = 0; l < W; ++l) v[e][l] = src[l * stride + e];
+}
+
+template <class V, class T, int W>
+inline void store_group(const V* v, int count, T* dst, int64_t stride) {
+  int e0 = 0;
+  for (; e0 + W <= count; e0 += W) {
+    V r[W];
+    for (int k = 0; k < W; ++k) r[k] = v[e0 + k];
+    if (!transpose_block(r)) break;
+    for (int l = 0; l < W; ++l) std::memcpy(dst + l * stride + e0, &r[l], sizeof(V));
+  }
+  for (int e = e0; e < count; ++e)
+    for (int l = 0; l < W; ++l) dst[l * stride + e] = v[e][l];
+}
+
 template <class V, class T, int W, int E>
 inline void load_group(const T* src, int64_t stride, V (&v)[E]) {
-  alignas(64) T buf[E][W];
-  for (int l = 0; l < W; ++l)
-    for (int e = 0; e < E; ++e) buf[e][l] = src[l * stride + e];
-  std::memcpy(v, buf, sizeof buf);
+  load_group<V, T, W>(src, stride, E, v);
 }
 
 template <class V, class T, int W, int E>
 inline void store_group(const V (&v)[E], T* dst, int64_t stride) {
-  alignas(64) T buf[E][W];
-  std::memcpy(buf, v, sizeof buf);
-  for (int l = 0; l < W; ++l)
-    for (int e = 0; e < E; ++e) dst[l * stride + e] = buf[e][l];
+  store_group<V, T, W>(v, E, dst, stride);
 }
 
 // Lane-wise getrf of a (N x N, column-major): pivot rows (0-based, as T) in
@@ -169,17 +247,22 @@ inline void read_pivots(const int32_t* in, V (&pv)[N]) {
     for (int l = 0; l < W; ++l) pv[j][l] = static_cast<T>(in[l * N + j] - 1);
 }
 
-// B's columns, one at a time: permuted, then solved.
+// B's columns, kCols at a time (their elements are consecutive, so the
+// loads and stores transpose whole blocks): permuted, then solved.
 template <class V, class T, int W, int N>
 inline void getrs_group(const V (&lu)[N * N], const V (&pv)[N], T* b, int64_t k) {
+  constexpr int kCols = (2 * W + N - 1) / N;
   V rd[N];
   for (int j = 0; j < N; ++j) rd[j] = T(1) / lu[j + j * N];
-  for (int64_t c = 0; c < k; ++c) {
-    V x[N];
-    load_group<V, T, W, N>(b + c * N, N * k, x);
-    if constexpr (N > 1) permute_lanes<V, T, N>(pv, x);
-    solve_lu_lanes<V, N>(lu, rd, x);
-    store_group<V, T, W, N>(x, b + c * N, N * k);
+  for (int64_t c0 = 0; c0 < k; c0 += kCols) {
+    const int cols = static_cast<int>(std::min<int64_t>(kCols, k - c0));
+    V x[kCols][N];
+    load_group<V, T, W>(b + c0 * N, N * k, cols * N, &x[0][0]);
+    for (int c = 0; c < cols; ++c) {
+      if constexpr (N > 1) permute_lanes<V, T, N>(pv, x[c]);
+      solve_lu_lanes<V, N>(lu, rd, x[c]);
+    }
+    store_group<V, T, W>(&x[0][0], cols * N, b + c0 * N, N * k);
   }
 }
 
@@ -214,7 +297,14 @@ void run_group(const LanesBatch& bt, int64_t first) {
   int32_t* info = bt.info ? bt.info + first : nullptr;
   V m[N * N];
   V pv[N];
-  load_group<V, T, W, N * N>(a, N * N, m);
+  if (bt.a_rows) {  // row-major: element (i, j) at i * N + j; renaming the registers transposes
+    V rows[N * N];
+    load_group<V, T, W, N * N>(static_cast<const T*>(bt.a_rows) + first * N * N, N * N, rows);
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j) m[i + j * N] = rows[i * N + j];
+  } else {
+    load_group<V, T, W, N * N>(a, N * N, m);
+  }
   V status{};
   switch (bt.op) {
     case LanesOp::potrf: status = potrf_lanes<V, T, N>(m); break;

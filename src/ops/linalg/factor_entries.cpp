@@ -235,8 +235,10 @@ std::vector<Tensor> det_parts(const Params& q, bool want_det) {
     R log_sum = 0;
     for (int64_t i = 0; i < q.n; ++i) {
       const T d = x[i + i * q.n];
-      if (pv[i] != i + 1) sign = -sign, det = -det;
-      det *= d;
+      // A row swap flips the sign: by a multiply, not a branch (random pivots mispredict it).
+      const T flip = T(static_cast<R>(1 - 2 * (pv[i] != i + 1)));
+      sign *= flip;
+      det *= d * flip;
       if (want_det) continue;  // det needs no logarithms (they cost more than the factorization of a 4 x 4)
       const R mag = std::abs(d);
       if (mag == R(0)) {

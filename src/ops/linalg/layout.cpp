@@ -51,14 +51,28 @@ void gather_columns(const Tensor& src, const Tensor& dst) {
   std::vector<int64_t> strides(src.strides().begin(), src.strides().end() - 2);
   int64_t batch = 1;
   for (int64_t s : sizes) batch *= s;
+  // One stride steps through the whole batch when its dims nest (a dense
+  // batch, or one sliced along its first dim): no division per matrix.
+  int64_t step = 0;
+  bool nested = true;
+  for (int64_t d = nd - 3, inner = 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (inner == 1 && step == 0) step = strides[d];
+    else nested = nested && strides[d] == step * inner;
+    inner *= sizes[d];
+  }
   const E* base = static_cast<const E*>(src.data());
   E* out = static_cast<E*>(dst.data());
   constexpr int64_t kTile = 32;
   for (int64_t b = 0; b < batch; ++b) {
     int64_t offset = 0, rest = b;
-    for (int64_t d = nd - 3; d >= 0; --d) {
-      offset += (rest % sizes[d]) * strides[d];
-      rest /= sizes[d];
+    if (nested) {
+      offset = b * step;
+    } else {
+      for (int64_t d = nd - 3; d >= 0; --d) {
+        offset += (rest % sizes[d]) * strides[d];
+        rest /= sizes[d];
+      }
     }
     const E* s = base + offset;
     E* o = out + b * rows * cols;
@@ -86,8 +100,10 @@ void load_matrix(const Tensor& src, const Tensor& dst) {
 
 }  // namespace
 
-void load_inputs(const Params& p) {
-  if (p.a_row_major)  // Note [Cholesky without a transpose]: the memory as it is
+void load_inputs(const Params& p, bool with_a, bool with_identity) {
+  if (!with_a)
+    ;
+  else if (p.a_row_major)  // Note [Cholesky without a transpose]: the memory as it is
     std::memcpy(p.a.data(), p.a_in.data(), p.a.nbytes());
   else if (p.a_in.defined())
     load_matrix(p.a_in, p.a);
@@ -98,18 +114,17 @@ void load_inputs(const Params& p) {
     p.b.slice(-1, 0, p.m).T().copy_from(p.b_in);
   } else if (p.b_in.defined()) {
     load_matrix(p.b_in, p.b);
-  } else if (p.routine == Routine::inv) {
+  } else if (p.routine == Routine::inv && with_identity) {
     // B = I for every batch element.
     visit_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, std::complex<float>> ||
                     std::is_same_v<T, std::complex<double>>) {
         const int64_t n = p.n;
-        for (int64_t i = 0; i < p.batch; ++i) {
-          T* x = matrix<T>(p.b, i);
-          std::fill(x, x + n * n, T(0));
-          for (int64_t j = 0; j < n; ++j) x[j + j * n] = T(1);
-        }
+        T* base = static_cast<T*>(p.b.data());  // once: matrix() per element would cost more than a 4 x 4's fill
+        std::fill(base, base + p.batch * n * n, T(0));
+        for (int64_t i = 0; i < p.batch; ++i)
+          for (int64_t j = 0; j < n; ++j) base[i * n * n + j + j * n] = T(1);
       }
     });
   }

@@ -108,8 +108,10 @@ T* matrix(const Tensor& t, int64_t index) {
 inline int64_t ld(const Tensor& t) { return t.defined() && t.ndim() >= 2 && t.size(-1) > 0 ? t.size(-1) : 1; }
 
 // Loads a_in / b_in / piv_in into a / b / piv (b = I for inv), so a run
-// starts from the inputs however often it runs (layout.cpp).
-void load_inputs(const Params& p);
+// starts from the inputs however often it runs (layout.cpp). A run that
+// reads a_in itself passes with_a = false; one that writes all of inv's b
+// itself, with_identity = false.
+void load_inputs(const Params& p, bool with_a = true, bool with_identity = true);
 // After a factorization in a: zeroes the triangle the routine leaves
 // (potrf: the other one) (layout.cpp).
 void zero_other_triangle(const Params& p);

@@ -181,8 +181,9 @@ kernels::cpu::LanesOp lanes_op(Routine r) {
 // matrices across the vector lanes (Note [Pivoting across lanes]) and the
 // chunk's last few matrices one by one; above it, every matrix one by one.
 template <class T, int N>
-void run_n(const Params& p, kernels::cpu::GemmIsa isa) {
+void run_n(const Params& p, kernels::cpu::GemmIsa isa, bool a_in_place) {
   const bool lanes = N <= kernels::cpu::kLanesMaxN;
+  const T* rows = a_in_place ? static_cast<const T*>(p.a_in.data()) : nullptr;
   const int64_t chunk = 64 * kernels::cpu::lanes_width(isa, sizeof(T));
   const int64_t chunks = (p.batch + chunk - 1) / chunk;
   const int team = threads::team_size(p.batch / 256 + 1);
@@ -200,31 +201,39 @@ void run_n(const Params& p, kernels::cpu::GemmIsa isa) {
       if (p.b.defined()) g.b = static_cast<T*>(p.b.data()) + begin * N * p.k;
       if (p.piv.defined()) g.piv = p.piv.data_ptr<int32_t>() + begin * N;
       if (p.info.defined()) g.info = p.info.data_ptr<int32_t>() + begin;
+      if (rows) g.a_rows = rows + begin * N * N;
       done = std::is_same_v<T, float> ? kernels::cpu::lanes_run_f32(isa, g) : kernels::cpu::lanes_run_f64(isa, g);
     }
-    for (int64_t i = begin + done; i < end; ++i) run_one<T, N>(p, i);
+    for (int64_t i = begin + done; i < end; ++i) {
+      if (rows) {  // the lanes left this one: its transpose into a
+        T* ai = static_cast<T*>(p.a.data()) + i * N * N;
+        for (int r = 0; r < N; ++r)
+          for (int c = 0; c < N; ++c) ai[r + c * N] = rows[i * N * N + r * N + c];
+      }
+      run_one<T, N>(p, i);
+    }
   }
 }
 
 template <class T>
-bool run_typed(const Params& p, kernels::cpu::GemmIsa isa) {
+bool run_typed(const Params& p, kernels::cpu::GemmIsa isa, bool a_in_place) {
   switch (p.n) {
-    case 1: run_n<T, 1>(p, isa); return true;
-    case 2: run_n<T, 2>(p, isa); return true;
-    case 3: run_n<T, 3>(p, isa); return true;
-    case 4: run_n<T, 4>(p, isa); return true;
-    case 5: run_n<T, 5>(p, isa); return true;
-    case 6: run_n<T, 6>(p, isa); return true;
-    case 7: run_n<T, 7>(p, isa); return true;
-    case 8: run_n<T, 8>(p, isa); return true;
-    case 9: run_n<T, 9>(p, isa); return true;
-    case 10: run_n<T, 10>(p, isa); return true;
-    case 11: run_n<T, 11>(p, isa); return true;
-    case 12: run_n<T, 12>(p, isa); return true;
-    case 13: run_n<T, 13>(p, isa); return true;
-    case 14: run_n<T, 14>(p, isa); return true;
-    case 15: run_n<T, 15>(p, isa); return true;
-    case 16: run_n<T, 16>(p, isa); return true;
+    case 1: run_n<T, 1>(p, isa, a_in_place); return true;
+    case 2: run_n<T, 2>(p, isa, a_in_place); return true;
+    case 3: run_n<T, 3>(p, isa, a_in_place); return true;
+    case 4: run_n<T, 4>(p, isa, a_in_place); return true;
+    case 5: run_n<T, 5>(p, isa, a_in_place); return true;
+    case 6: run_n<T, 6>(p, isa, a_in_place); return true;
+    case 7: run_n<T, 7>(p, isa, a_in_place); return true;
+    case 8: run_n<T, 8>(p, isa, a_in_place); return true;
+    case 9: run_n<T, 9>(p, isa, a_in_place); return true;
+    case 10: run_n<T, 10>(p, isa, a_in_place); return true;
+    case 11: run_n<T, 11>(p, isa, a_in_place); return true;
+    case 12: run_n<T, 12>(p, isa, a_in_place); return true;
+    case 13: run_n<T, 13>(p, isa, a_in_place); return true;
+    case 14: run_n<T, 14>(p, isa, a_in_place); return true;
+    case 15: run_n<T, 15>(p, isa, a_in_place); return true;
+    case 16: run_n<T, 16>(p, isa, a_in_place); return true;
     default: return false;
   }
 }
@@ -236,10 +245,16 @@ bool run_small(const Params& p) {
                           (p.routine == Routine::getrs && !p.adjoint) || p.routine == Routine::gesv ||
                           p.routine == Routine::inv;  // A^H X = B goes the blocked way (getrs_n solves A X = B)
   if (!routine_ok || p.m != p.n || p.n > kSmallN || p.n < 1) return false;
+  if (p.dtype != DType::f32 && p.dtype != DType::f64) return false;
+  // The lanes read a dense A where it lies (its transposing copy would cost
+  // a third of a 4 x 4 inverse), and both paths write inv's b whole, so it
+  // needs no identity first.
+  const bool a_in_place = p.n <= kernels::cpu::kLanesMaxN && !p.a_row_major && p.a_in.defined() &&
+                          p.a_in.device().is_cpu() && p.a_in.is_contiguous();
+  load_inputs(p, !a_in_place, false);
   const kernels::cpu::GemmIsa isa = sdpa::pick_gemm_isa();  // capped by ATEN_CPU_CAPABILITY
-  if (p.dtype == DType::f32) return run_typed<float>(p, isa);
-  if (p.dtype == DType::f64) return run_typed<double>(p, isa);
-  return false;
+  if (p.dtype == DType::f32) return run_typed<float>(p, isa, a_in_place);
+  return run_typed<double>(p, isa, a_in_place);
 }
 
 }  // namespace bp::ops::linalg

@@ -15,8 +15,9 @@ namespace bp::ops::linalg {
 inline constexpr int64_t kSmallN = 16;
 
 // Runs p on the small path when it applies (square, n <= kSmallN, a lower
-// Cholesky or an LU-based routine, float32 / float64) after load_inputs;
-// false when it does not apply (nothing was done).
+// Cholesky or an LU-based routine, float32 / float64), inputs loaded
+// included (a dense A is read in place by the lanes); false when it does
+// not apply (nothing was done).
 bool run_small(const Params& p);
 
 }  // namespace bp::ops::linalg
