@@ -42,6 +42,7 @@ struct LanesBatch {
   void* b = nullptr;  // count x N x k (getrs, gesv, inv)
   int32_t* piv = nullptr;   // count x N (getrf, getrs, gesv, inv)
   int32_t* info = nullptr;  // count (may be null for getrs, gesv)
+  void* det = nullptr;      // getrf: when set, count determinants too (prod U(j, j), negated per row swap)
 };
 
 // Matrices per group for this variant and element size (4 or 8 bytes).

@@ -315,6 +315,11 @@ void run_group(const LanesBatch& bt, int64_t first) {
   if (bt.op != LanesOp::potrf && bt.op != LanesOp::getrs) write_ints<V, T, W, N>(pv, 1, piv);
   if (info && bt.op != LanesOp::getrs)
     for (int l = 0; l < W; ++l) info[l] = static_cast<int32_t>(status[l]);
+  if (bt.det && bt.op == LanesOp::getrf) {  // in the order linalg.det's own loop multiplies
+    V d = splat<V>(T(1));
+    for (int j = 0; j < N; ++j) d *= m[j + j * N] * (pv[j] == T(j) ? splat<V>(T(1)) : splat<V>(T(-1)));
+    std::memcpy(static_cast<T*>(bt.det) + first, &d, sizeof d);
+  }
   if (bt.op == LanesOp::getrs || bt.op == LanesOp::gesv) getrs_group<V, T, W, N>(m, pv, b, bt.k);
   if (bt.op == LanesOp::inv) inverse_group<V, T, W, N>(m, pv, b);
 }

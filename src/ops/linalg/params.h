@@ -83,6 +83,13 @@ struct Params {
   Tensor q, r;  // qr
   Tensor u, vh; // svd
   Tensor rank;  // lstsq: int64 [batch...] (drivers gelsy, gelsd, gelss)
+  // getrf for linalg.det: [batch...] of dtype. An implementation may also
+  // write each matrix's determinant here and set det_written (builtin's
+  // small path does, from the U diagonal it holds in registers, saving the
+  // entry a second pass over the factors); otherwise the entry computes it
+  // from a and piv. Either way the same product, in the same order.
+  Tensor det;
+  mutable bool det_written = false;
 
   int64_t min_mn() const { return m < n ? m : n; }
   bool is_real() const { return dtype == DType::f32 || dtype == DType::f64; }

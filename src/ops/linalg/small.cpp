@@ -201,6 +201,7 @@ void run_n(const Params& p, kernels::cpu::GemmIsa isa, bool a_in_place) {
       if (p.b.defined()) g.b = static_cast<T*>(p.b.data()) + begin * N * p.k;
       if (p.piv.defined()) g.piv = p.piv.data_ptr<int32_t>() + begin * N;
       if (p.info.defined()) g.info = p.info.data_ptr<int32_t>() + begin;
+      if (p.det.defined()) g.det = static_cast<T*>(p.det.data()) + begin;
       if (rows) g.a_rows = rows + begin * N * N;
       done = std::is_same_v<T, float> ? kernels::cpu::lanes_run_f32(isa, g) : kernels::cpu::lanes_run_f64(isa, g);
     }
@@ -211,6 +212,13 @@ void run_n(const Params& p, kernels::cpu::GemmIsa isa, bool a_in_place) {
           for (int c = 0; c < N; ++c) ai[r + c * N] = rows[i * N * N + r * N + c];
       }
       run_one<T, N>(p, i);
+      if (p.det.defined() && p.routine == Routine::getrf) {  // as the lanes (and linalg.det's loop) multiply
+        const T* ai = static_cast<const T*>(p.a.data()) + i * N * N;
+        const int32_t* pv = p.piv.data_ptr<int32_t>() + i * N;
+        T d(1);
+        for (int j = 0; j < N; ++j) d *= ai[j + j * N] * (pv[j] == j + 1 ? T(1) : T(-1));
+        static_cast<T*>(p.det.data())[i] = d;
+      }
     }
   }
 }
@@ -253,8 +261,12 @@ bool run_small(const Params& p) {
                           p.a_in.device().is_cpu() && p.a_in.is_contiguous();
   load_inputs(p, !a_in_place, false);
   const kernels::cpu::GemmIsa isa = sdpa::pick_gemm_isa();  // capped by ATEN_CPU_CAPABILITY
-  if (p.dtype == DType::f32) return run_typed<float>(p, isa, a_in_place);
-  return run_typed<double>(p, isa, a_in_place);
+  if (p.dtype == DType::f32)
+    run_typed<float>(p, isa, a_in_place);
+  else
+    run_typed<double>(p, isa, a_in_place);
+  p.det_written = p.det.defined() && p.routine == Routine::getrf;
+  return true;
 }
 
 }  // namespace bp::ops::linalg
