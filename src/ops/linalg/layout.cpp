@@ -8,6 +8,10 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "core/threads.h"
 #include "ops/linalg/params.h"
 
@@ -40,6 +44,24 @@ struct Item {
 // rows, cols], any strides, the same dtype), in 32 x 32 tiles so that both
 // sides stay in cache: Tensor::copy_from's element-wise walk of a
 // transposing copy costs several times a factorization's O(n^2) share.
+#if defined(__SSE2__)
+// dst (4 x 4, columns `ld` apart) = the transpose of src (4 rows of 4
+// consecutive 4-byte items, `rs` apart).
+template <class E>
+inline void transpose4(const E* src, int64_t rs, E* dst, int64_t ld) {
+  static_assert(sizeof(E) == 4);
+  __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(src));
+  __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(src + rs));
+  __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(src + 2 * rs));
+  __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(src + 3 * rs));
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst), r0);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst + ld), r1);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst + 2 * ld), r2);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst + 3 * ld), r3);
+}
+#endif
+
 template <std::size_t Bytes>
 void gather_columns(const Tensor& src, const Tensor& dst) {
   using E = Item<Bytes>;
@@ -79,8 +101,18 @@ void gather_columns(const Tensor& src, const Tensor& dst) {
     for (int64_t j0 = 0; j0 < cols; j0 += kTile)
       for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
         const int64_t j1 = std::min(cols, j0 + kTile), i1 = std::min(rows, i0 + kTile);
-        for (int64_t j = j0; j < j1; ++j)
-          for (int64_t i = i0; i < i1; ++i) o[i + j * rows] = s[i * rs + j * cs];
+        int64_t i4 = i0, j4 = j0;  // the part done by 4 x 4 register transposes
+#if defined(__SSE2__)
+        if constexpr (Bytes == 4) {
+          if (cs == 1) {  // rows of the source are dense: 4 x 4 blocks through registers
+            i4 = i0 + (i1 - i0) / 4 * 4, j4 = j0 + (j1 - j0) / 4 * 4;
+            for (int64_t j = j0; j < j4; j += 4)
+              for (int64_t i = i0; i < i4; i += 4) transpose4(s + i * rs + j, rs, o + i + j * rows, rows);
+          }
+        }
+#endif
+        for (int64_t j = j0; j < j1; ++j)  // what the blocks left: rows i4.., then columns j4.. of the rest
+          for (int64_t i = j < j4 ? i4 : i0; i < i1; ++i) o[i + j * rows] = s[i * rs + j * cs];
       }
   }
 }
