@@ -17,6 +17,8 @@ enum class ErrorKind {
   Runtime,         // RuntimeError: a state that forbids the call
   NotImplemented,  // NotImplementedError: not built / not supported here
   Index,           // IndexError: an index out of range
+  LinAlg,          // LinAlgError (a RuntimeError): a numerical failure of a linear-algebra routine
+                   // (a singular matrix, one that is not positive-definite), as torch.linalg.LinAlgError
 };
 
 const char* error_kind_name(ErrorKind kind);
@@ -47,5 +49,8 @@ class Error : public std::runtime_error {
                                  const std::string& allowed);
 [[noreturn]] void throw_runtime(const std::string& subject, const std::string& message);
 [[noreturn]] void throw_not_implemented(const std::string& subject, const std::string& message);
+// A numerical failure of a linalg routine (LinAlgError; in Python
+// backplane.linalg.LinAlgError, a RuntimeError).
+[[noreturn]] void throw_linalg(const std::string& subject, const std::string& message);
 
 }  // namespace bp

@@ -8,7 +8,8 @@
 // written for PyTorch (`except RuntimeError`) and code written for the
 // natural class (`except TypeError`) both catch it, and `e.subject`,
 // `e.value`, `e.allowed` are there. (NotImplementedError already derives
-// from RuntimeError.) Python-raised errors use the same classes
+// from RuntimeError; LinAlgError is one, as torch.linalg.LinAlgError.)
+// Python-raised errors use the same classes
 // (backplane/_errors.py).
 
 #include <string>
@@ -22,7 +23,7 @@ namespace {
 
 
 nb::handle& slot(ErrorKind kind) {
-  static nb::handle types[5];
+  static nb::handle types[6];
   return types[static_cast<int>(kind)];
 }
 
@@ -41,9 +42,13 @@ void bind_errors(nb::module_& m) {
       {ErrorKind::Runtime, "BackplaneRuntimeError", PyExc_RuntimeError, false},
       {ErrorKind::NotImplemented, "BackplaneNotImplementedError", PyExc_NotImplementedError, false},
       {ErrorKind::Index, "BackplaneIndexError", PyExc_IndexError, true},
+      // PyTorch's torch.linalg.LinAlgError is a RuntimeError subclass of its own;
+      // Python code sees it as backplane.linalg.LinAlgError (backplane/linalg.py).
+      {ErrorKind::LinAlg, "LinAlgError", PyExc_RuntimeError, false},
   };
   for (const Def& d : defs) {
-    std::string qual = std::string("backplane._C.") + d.name;
+    // LinAlgError names the module users meet it in, as torch.linalg.LinAlgError.
+    std::string qual = std::string(d.kind == ErrorKind::LinAlg ? "backplane.linalg." : "backplane._C.") + d.name;
     PyObject* bases = d.also_runtime ? PyTuple_Pack(2, d.natural, PyExc_RuntimeError) : nullptr;
     PyObject* t = PyErr_NewException(qual.c_str(), bases != nullptr ? bases : d.natural, nullptr);
     Py_XDECREF(bases);

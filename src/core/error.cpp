@@ -9,6 +9,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::Runtime: return "RuntimeError";
     case ErrorKind::NotImplemented: return "NotImplementedError";
     case ErrorKind::Index: return "IndexError";
+    case ErrorKind::LinAlg: return "LinAlgError";
   }
   return "Error";
 }
@@ -37,6 +38,10 @@ void throw_runtime(const std::string& subject, const std::string& message) {
 
 void throw_not_implemented(const std::string& subject, const std::string& message) {
   throw Error(ErrorKind::NotImplemented, message, subject);
+}
+
+void throw_linalg(const std::string& subject, const std::string& message) {
+  throw Error(ErrorKind::LinAlg, message, subject);
 }
 
 }  // namespace bp

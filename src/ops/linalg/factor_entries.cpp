@@ -216,28 +216,41 @@ Call inv(const Tensor& a, bool ex, bool check) {
 
 // ---------------------------------------------------------------- det, slogdet
 
-// sign (a unit complex number for complex A, +-1 or 0 for real) and log|det|
-// of each matrix from getrf's U diagonal and row swaps.
+// The determinant (want_det: {det}) or the sign (a unit complex number for
+// complex A, +-1 or 0 for real) and log|det| ({sign, logabsdet}) of each
+// matrix from getrf's U diagonal and row swaps.
 template <class T>
 std::vector<Tensor> det_parts(const Params& q, bool want_det) {
   using R = decltype(std::abs(T{}));
   const Tensor lu = q.a.to(Device::cpu()), piv = q.piv.to(Device::cpu());
   Tensor first = Tensor::empty(q.batch_shape, q.dtype);
-  Tensor logabs = Tensor::empty(q.batch_shape, real_dtype(q.dtype));
   const T* lu_base = lu.data_ptr<T>();
   const int32_t* piv_base = piv.data_ptr<int32_t>();
   T* first_base = first.data_ptr<T>();
+  const int64_t n = q.n;
+  // A row swap flips the sign: by a multiply, not a branch (random pivots mispredict it).
+  auto flip = [](const int32_t* pv, int64_t i) { return T(static_cast<R>(1 - 2 * (pv[i] != i + 1))); };
+  if (want_det && q.det_written) return {q.det};
+  if (want_det) {  // no logarithms: they cost more than the factorization of a 4 x 4
+    for (int64_t b = 0; b < q.batch; ++b) {
+      const T* x = lu_base + b * n * n;
+      const int32_t* pv = piv_base + b * n;
+      T det(1);
+      for (int64_t i = 0; i < n; ++i) det *= x[i + i * n] * flip(pv, i);
+      first_base[b] = det;
+    }
+    return {first.to(q.device)};
+  }
+  Tensor logabs = Tensor::empty(q.batch_shape, real_dtype(q.dtype));
   R* logabs_base = logabs.data_ptr<R>();
   for (int64_t b = 0; b < q.batch; ++b) {
-    const T* x = lu_base + b * q.n * q.n;
-    const int32_t* pv = piv_base + b * q.n;
-    T sign(1), det(1);
+    const T* x = lu_base + b * n * n;
+    const int32_t* pv = piv_base + b * n;
+    T sign(1);
     R log_sum = 0;
-    for (int64_t i = 0; i < q.n; ++i) {
-      const T d = x[i + i * q.n];
-      if (pv[i] != i + 1) sign = -sign, det = -det;
-      det *= d;
-      if (want_det) continue;  // det needs no logarithms (they cost more than the factorization of a 4 x 4)
+    for (int64_t i = 0; i < n; ++i) {
+      const T d = x[i + i * n];
+      sign *= flip(pv, i);
       const R mag = std::abs(d);
       if (mag == R(0)) {
         sign = T(0);
@@ -247,7 +260,7 @@ std::vector<Tensor> det_parts(const Params& q, bool want_det) {
         log_sum += std::log(mag);
       }
     }
-    first_base[b] = want_det ? det : sign;
+    first_base[b] = sign;
     logabs_base[b] = log_sum;
   }
   return {first.to(q.device), logabs.to(q.device)};
@@ -260,6 +273,7 @@ Call det(const Tensor& a, bool log) {
   Shape ps = p->batch_shape;
   ps.push_back(p->n);
   p->piv = Tensor::zeros(ps, DType::i32).to(p->device);
+  if (!log && p->device.is_cpu()) p->det = Tensor::empty(p->batch_shape, p->dtype);
   Call c = routine_call(p, [log](const Params& q) -> ArgValue {
     std::vector<Tensor> parts =
         visit_linalg(q.dtype, [&](auto tag) { return det_parts<decltype(tag)>(q, !log); });

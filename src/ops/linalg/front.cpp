@@ -172,7 +172,10 @@ void check_errors(const Tensor& info, const std::string& api, bool is_matrix) {
   } else {
     what = "Unknown error code: " + c + ".";
   }
-  throw_runtime(api, where + what);
+  // PyTorch raises torch.linalg.LinAlgError for a numerical failure and for
+  // svd's non-finite input; any other negative info is an internal error there.
+  if (code < 0 && !has("svd")) throw_runtime(api, where + what);
+  throw_linalg(api, where + what);
 }
 
 }  // namespace bp::ops::linalg

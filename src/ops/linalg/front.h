@@ -51,7 +51,9 @@ Call routine_call(std::shared_ptr<Params> p, std::function<ArgValue(const Params
 // Note [Linalg errors]
 // A failed factorization is never raised by a run: each matrix's LAPACK
 // info lands in p.info, and the entry raises after the run as PyTorch's
-// _linalg_check_errors does: RuntimeError "<api>: <what>" for a single
+// _linalg_check_errors does: LinAlgError (ErrorKind::LinAlg; in Python
+// backplane.linalg.LinAlgError, a RuntimeError, as torch.linalg.LinAlgError;
+// a negative info other than svd's is a plain RuntimeError) "<api>: <what>" for a single
 // matrix, "<api>: (Batch element <i>): <what>" for the first failing one of
 // a batch, the text chosen by the api's name (inv, solve, cholesky, svd,
 // eig, lu_factor). The _ex entries return info instead, and raise the same

@@ -8,6 +8,10 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "core/threads.h"
 #include "ops/linalg/params.h"
 
@@ -40,6 +44,24 @@ struct Item {
 // rows, cols], any strides, the same dtype), in 32 x 32 tiles so that both
 // sides stay in cache: Tensor::copy_from's element-wise walk of a
 // transposing copy costs several times a factorization's O(n^2) share.
+#if defined(__SSE2__)
+// dst (4 x 4, columns `ld` apart) = the transpose of src (4 rows of 4
+// consecutive 4-byte items, `rs` apart).
+template <class E>
+inline void transpose4(const E* src, int64_t rs, E* dst, int64_t ld) {
+  static_assert(sizeof(E) == 4);
+  __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(src));
+  __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(src + rs));
+  __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(src + 2 * rs));
+  __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(src + 3 * rs));
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst), r0);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst + ld), r1);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst + 2 * ld), r2);
+  _mm_storeu_ps(reinterpret_cast<float*>(dst + 3 * ld), r3);
+}
+#endif
+
 template <std::size_t Bytes>
 void gather_columns(const Tensor& src, const Tensor& dst) {
   using E = Item<Bytes>;
@@ -51,22 +73,46 @@ void gather_columns(const Tensor& src, const Tensor& dst) {
   std::vector<int64_t> strides(src.strides().begin(), src.strides().end() - 2);
   int64_t batch = 1;
   for (int64_t s : sizes) batch *= s;
+  // One stride steps through the whole batch when its dims nest (a dense
+  // batch, or one sliced along its first dim): no division per matrix.
+  int64_t step = 0;
+  bool nested = true;
+  for (int64_t d = nd - 3, inner = 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (inner == 1 && step == 0) step = strides[d];
+    else nested = nested && strides[d] == step * inner;
+    inner *= sizes[d];
+  }
   const E* base = static_cast<const E*>(src.data());
   E* out = static_cast<E*>(dst.data());
   constexpr int64_t kTile = 32;
   for (int64_t b = 0; b < batch; ++b) {
     int64_t offset = 0, rest = b;
-    for (int64_t d = nd - 3; d >= 0; --d) {
-      offset += (rest % sizes[d]) * strides[d];
-      rest /= sizes[d];
+    if (nested) {
+      offset = b * step;
+    } else {
+      for (int64_t d = nd - 3; d >= 0; --d) {
+        offset += (rest % sizes[d]) * strides[d];
+        rest /= sizes[d];
+      }
     }
     const E* s = base + offset;
     E* o = out + b * rows * cols;
     for (int64_t j0 = 0; j0 < cols; j0 += kTile)
       for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
         const int64_t j1 = std::min(cols, j0 + kTile), i1 = std::min(rows, i0 + kTile);
-        for (int64_t j = j0; j < j1; ++j)
-          for (int64_t i = i0; i < i1; ++i) o[i + j * rows] = s[i * rs + j * cs];
+        int64_t i4 = i0, j4 = j0;  // the part done by 4 x 4 register transposes
+#if defined(__SSE2__)
+        if constexpr (Bytes == 4) {
+          if (cs == 1) {  // rows of the source are dense: 4 x 4 blocks through registers
+            i4 = i0 + (i1 - i0) / 4 * 4, j4 = j0 + (j1 - j0) / 4 * 4;
+            for (int64_t j = j0; j < j4; j += 4)
+              for (int64_t i = i0; i < i4; i += 4) transpose4(s + i * rs + j, rs, o + i + j * rows, rows);
+          }
+        }
+#endif
+        for (int64_t j = j0; j < j1; ++j)  // what the blocks left: rows i4.., then columns j4.. of the rest
+          for (int64_t i = j < j4 ? i4 : i0; i < i1; ++i) o[i + j * rows] = s[i * rs + j * cs];
       }
   }
 }
@@ -86,8 +132,10 @@ void load_matrix(const Tensor& src, const Tensor& dst) {
 
 }  // namespace
 
-void load_inputs(const Params& p) {
-  if (p.a_row_major)  // Note [Cholesky without a transpose]: the memory as it is
+void load_inputs(const Params& p, bool with_a, bool with_identity) {
+  if (!with_a)
+    ;
+  else if (p.a_row_major)  // Note [Cholesky without a transpose]: the memory as it is
     std::memcpy(p.a.data(), p.a_in.data(), p.a.nbytes());
   else if (p.a_in.defined())
     load_matrix(p.a_in, p.a);
@@ -98,18 +146,17 @@ void load_inputs(const Params& p) {
     p.b.slice(-1, 0, p.m).T().copy_from(p.b_in);
   } else if (p.b_in.defined()) {
     load_matrix(p.b_in, p.b);
-  } else if (p.routine == Routine::inv) {
+  } else if (p.routine == Routine::inv && with_identity) {
     // B = I for every batch element.
     visit_dtype(p.dtype, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, std::complex<float>> ||
                     std::is_same_v<T, std::complex<double>>) {
         const int64_t n = p.n;
-        for (int64_t i = 0; i < p.batch; ++i) {
-          T* x = matrix<T>(p.b, i);
-          std::fill(x, x + n * n, T(0));
-          for (int64_t j = 0; j < n; ++j) x[j + j * n] = T(1);
-        }
+        T* base = static_cast<T*>(p.b.data());  // once: matrix() per element would cost more than a 4 x 4's fill
+        std::fill(base, base + p.batch * n * n, T(0));
+        for (int64_t i = 0; i < p.batch; ++i)
+          for (int64_t j = 0; j < n; ++j) base[i * n * n + j + j * n] = T(1);
       }
     });
   }

@@ -364,11 +364,11 @@ void run_typed(const Params& p) {
 }
 
 void run(const Params& p) {
-  load_inputs(p);
-  if (run_small(p)) {  // batches of tiny matrices: unrolled per size (small.h)
+  if (run_small(p)) {  // batches of tiny matrices: unrolled per size, loading the inputs itself (small.h)
     if (p.routine == Routine::potrf) zero_other_triangle(p);
     return;
   }
+  load_inputs(p);
   if (p.dtype == DType::f32)
     run_typed<float>(p);
   else

@@ -33,6 +33,7 @@
 #include "ops/linalg/entries.h"
 #include "ops/linalg/params.h"
 #include "ops/linalg/small.h"
+#include "ops/sdpa/gemm_isa.h"
 
 namespace bp::ops::linalg {
 namespace {
@@ -64,8 +65,8 @@ std::vector<std::string> notes(const dispatch::Problem& p) {
   std::vector<std::string> out;
   const auto r = static_cast<Routine>(p.dims[0]);
   if (p.device.is_cpu())
-    out.push_back("CPU order: builtin:blocked first for batches of tiny matrices and for inv / solve / lu_solve of "
-                  "n >= 128, after the LAPACK rows otherwise (Note [Linalg CPU order])");
+    out.push_back("CPU order: builtin:blocked first for batches of tiny matrices and, with AVX-512 GEMM kernels, for "
+                  "inv / solve / lu_solve of n >= 128; after the LAPACK rows otherwise (Note [Linalg CPU order])");
   if (p.device.is_cpu() && p.dtype == DType::f32 &&
       (r == Routine::potrf || r == Routine::getrf || r == Routine::gesv || r == Routine::inv ||
        r == Routine::potrs || r == Routine::getrs)) {
@@ -86,7 +87,11 @@ std::vector<std::string> notes(const dispatch::Problem& p) {
 // builtin:blocked is listed first but ranks first only where it measured
 // faster than OpenBLAS's LAPACK (bench/shapes/linalg, one thread, 2026-12):
 // batches of tiny matrices (n <= 16, its unrolled path), and inv, solve and
-// lu_solve from n = 128 up (its getri-style inverse and GEMM-bound solves).
+// lu_solve from n = 128 up (its getri-style inverse and GEMM-bound solves)
+// where its GEMM runs the AVX-512 kernels. With AVX2 at most (the CPU or the
+// capability cap) OpenBLAS's Zen / Haswell kernels win those too (n = 1024
+// float32 on Zen 3: solve 48 ms against 64, inv 50 against 53), so there
+// the lapack rows come first for them as well.
 // OpenBLAS's own potrf and getrf beat its Cholesky and LU, so for those the
 // lapack rows come first; without OpenBLAS builtin:blocked still serves them.
 int rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
@@ -94,7 +99,10 @@ int rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
   const auto r = static_cast<Routine>(p.dims[0]);
   const int64_t n = p.dims[3];
   const bool tiny = n <= kSmallN && p.dims[2] == n;
-  const bool gemm_bound = (r == Routine::inv || r == Routine::gesv || r == Routine::getrs) && n >= 128;
+  const kernels::cpu::GemmIsa isa = sdpa::pick_gemm_isa();
+  const bool wide_gemm = isa == kernels::cpu::GemmIsa::avx512 || isa == kernels::cpu::GemmIsa::avx512_bf16;
+  const bool gemm_bound =
+      wide_gemm && (r == Routine::inv || r == Routine::gesv || r == Routine::getrs) && n >= 128;
   return tiny || gemm_bound ? 0 : 2;
 }
 

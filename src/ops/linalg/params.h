@@ -83,6 +83,13 @@ struct Params {
   Tensor q, r;  // qr
   Tensor u, vh; // svd
   Tensor rank;  // lstsq: int64 [batch...] (drivers gelsy, gelsd, gelss)
+  // getrf for linalg.det: [batch...] of dtype. An implementation may also
+  // write each matrix's determinant here and set det_written (builtin's
+  // small path does, from the U diagonal it holds in registers, saving the
+  // entry a second pass over the factors); otherwise the entry computes it
+  // from a and piv. Either way the same product, in the same order.
+  Tensor det;
+  mutable bool det_written = false;
 
   int64_t min_mn() const { return m < n ? m : n; }
   bool is_real() const { return dtype == DType::f32 || dtype == DType::f64; }
@@ -108,8 +115,10 @@ T* matrix(const Tensor& t, int64_t index) {
 inline int64_t ld(const Tensor& t) { return t.defined() && t.ndim() >= 2 && t.size(-1) > 0 ? t.size(-1) : 1; }
 
 // Loads a_in / b_in / piv_in into a / b / piv (b = I for inv), so a run
-// starts from the inputs however often it runs (layout.cpp).
-void load_inputs(const Params& p);
+// starts from the inputs however often it runs (layout.cpp). A run that
+// reads a_in itself passes with_a = false; one that writes all of inv's b
+// itself, with_identity = false.
+void load_inputs(const Params& p, bool with_a = true, bool with_identity = true);
 // After a factorization in a: zeroes the triangle the routine leaves
 // (potrf: the other one) (layout.cpp).
 void zero_other_triangle(const Params& p);

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "core/threads.h"
+#include "kernels/cpu/linalg_lanes.h"
+#include "ops/sdpa/gemm_isa.h"
 
 namespace bp::ops::linalg {
 namespace {
@@ -139,56 +141,107 @@ void inverse_n(const T* __restrict lu, const int32_t* __restrict piv, T* __restr
     for (int i = 0; i < N; ++i) out[i + c * N] = x[i][col[c]];
 }
 
+// Matrix i of the batch on the per-matrix code.
 template <class T, int N>
-void run_n(const Params& p) {
-  T* a = static_cast<T*>(p.a.data());
-  T* b = p.b.defined() ? static_cast<T*>(p.b.data()) : nullptr;
-  int32_t* piv = p.piv.defined() ? p.piv.data_ptr<int32_t>() : nullptr;
-  int32_t* info = p.info.defined() ? p.info.data_ptr<int32_t>() : nullptr;
-  const int64_t k = p.k;
-  const Routine r = p.routine;
+void run_one(const Params& p, int64_t i) {
+  T* ai = static_cast<T*>(p.a.data()) + i * N * N;
+  T* bi = p.b.defined() ? static_cast<T*>(p.b.data()) + i * N * p.k : nullptr;
+  int32_t* piv = p.piv.defined() ? p.piv.data_ptr<int32_t>() + i * N : nullptr;
+  int32_t* info = p.info.defined() ? p.info.data_ptr<int32_t>() + i : nullptr;
+  switch (p.routine) {
+    case Routine::potrf: *info = potrf_n<T, N>(ai); break;
+    case Routine::getrf: *info = getrf_n<T, N>(ai, piv); break;
+    case Routine::getrs: getrs_n<T, N>(ai, piv, bi, p.k); break;
+    case Routine::inv: {  // b = I: A^-1 column by column, the size known
+      *info = getrf_n<T, N>(ai, piv);
+      inverse_n<T, N>(ai, piv, bi);
+      break;
+    }
+    default: {  // gesv
+      const int32_t f = getrf_n<T, N>(ai, piv);
+      if (info) *info = f;
+      getrs_n<T, N>(ai, piv, bi, p.k);
+      break;
+    }
+  }
+}
+
+kernels::cpu::LanesOp lanes_op(Routine r) {
+  using kernels::cpu::LanesOp;
+  switch (r) {
+    case Routine::potrf: return LanesOp::potrf;
+    case Routine::getrf: return LanesOp::getrf;
+    case Routine::getrs: return LanesOp::getrs;
+    case Routine::inv: return LanesOp::inv;
+    default: return LanesOp::gesv;
+  }
+}
+
+// The batch in chunks (the threads' shares): up to kLanesMaxN, groups of
+// matrices across the vector lanes (Note [Pivoting across lanes]) and the
+// chunk's last few matrices one by one; above it, every matrix one by one.
+template <class T, int N>
+void run_n(const Params& p, kernels::cpu::GemmIsa isa, bool a_in_place) {
+  const bool lanes = N <= kernels::cpu::kLanesMaxN;
+  const T* rows = a_in_place ? static_cast<const T*>(p.a_in.data()) : nullptr;
+  const int64_t chunk = 64 * kernels::cpu::lanes_width(isa, sizeof(T));
+  const int64_t chunks = (p.batch + chunk - 1) / chunk;
   const int team = threads::team_size(p.batch / 256 + 1);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-  for (int64_t i = 0; i < p.batch; ++i) {
-    T* ai = a + i * N * N;
-    switch (r) {
-      case Routine::potrf: info[i] = potrf_n<T, N>(ai); break;
-      case Routine::getrf: info[i] = getrf_n<T, N>(ai, piv + i * N); break;
-      case Routine::getrs: getrs_n<T, N>(ai, piv + i * N, b + i * N * k, k); break;
-      case Routine::inv: {  // b = I: A^-1 column by column, the size known
-        info[i] = getrf_n<T, N>(ai, piv + i * N);
-        inverse_n<T, N>(ai, piv + i * N, b + i * N * N);
-        break;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * chunk, end = std::min(p.batch, begin + chunk);
+    int64_t done = 0;
+    if (lanes) {
+      kernels::cpu::LanesBatch g;
+      g.op = lanes_op(p.routine);
+      g.n = N;
+      g.k = p.k;
+      g.count = end - begin;
+      g.a = static_cast<T*>(p.a.data()) + begin * N * N;
+      if (p.b.defined()) g.b = static_cast<T*>(p.b.data()) + begin * N * p.k;
+      if (p.piv.defined()) g.piv = p.piv.data_ptr<int32_t>() + begin * N;
+      if (p.info.defined()) g.info = p.info.data_ptr<int32_t>() + begin;
+      if (p.det.defined()) g.det = static_cast<T*>(p.det.data()) + begin;
+      if (rows) g.a_rows = rows + begin * N * N;
+      done = std::is_same_v<T, float> ? kernels::cpu::lanes_run_f32(isa, g) : kernels::cpu::lanes_run_f64(isa, g);
+    }
+    for (int64_t i = begin + done; i < end; ++i) {
+      if (rows) {  // the lanes left this one: its transpose into a
+        T* ai = static_cast<T*>(p.a.data()) + i * N * N;
+        for (int r = 0; r < N; ++r)
+          for (int c = 0; c < N; ++c) ai[r + c * N] = rows[i * N * N + r * N + c];
       }
-      default: {  // gesv
-        const int32_t f = getrf_n<T, N>(ai, piv + i * N);
-        if (info) info[i] = f;
-        getrs_n<T, N>(ai, piv + i * N, b + i * N * k, k);
-        break;
+      run_one<T, N>(p, i);
+      if (p.det.defined() && p.routine == Routine::getrf) {  // as the lanes (and linalg.det's loop) multiply
+        const T* ai = static_cast<const T*>(p.a.data()) + i * N * N;
+        const int32_t* pv = p.piv.data_ptr<int32_t>() + i * N;
+        T d(1);
+        for (int j = 0; j < N; ++j) d *= ai[j + j * N] * (pv[j] == j + 1 ? T(1) : T(-1));
+        static_cast<T*>(p.det.data())[i] = d;
       }
     }
   }
 }
 
 template <class T>
-bool run_typed(const Params& p) {
+bool run_typed(const Params& p, kernels::cpu::GemmIsa isa, bool a_in_place) {
   switch (p.n) {
-    case 1: run_n<T, 1>(p); return true;
-    case 2: run_n<T, 2>(p); return true;
-    case 3: run_n<T, 3>(p); return true;
-    case 4: run_n<T, 4>(p); return true;
-    case 5: run_n<T, 5>(p); return true;
-    case 6: run_n<T, 6>(p); return true;
-    case 7: run_n<T, 7>(p); return true;
-    case 8: run_n<T, 8>(p); return true;
-    case 9: run_n<T, 9>(p); return true;
-    case 10: run_n<T, 10>(p); return true;
-    case 11: run_n<T, 11>(p); return true;
-    case 12: run_n<T, 12>(p); return true;
-    case 13: run_n<T, 13>(p); return true;
-    case 14: run_n<T, 14>(p); return true;
-    case 15: run_n<T, 15>(p); return true;
-    case 16: run_n<T, 16>(p); return true;
+    case 1: run_n<T, 1>(p, isa, a_in_place); return true;
+    case 2: run_n<T, 2>(p, isa, a_in_place); return true;
+    case 3: run_n<T, 3>(p, isa, a_in_place); return true;
+    case 4: run_n<T, 4>(p, isa, a_in_place); return true;
+    case 5: run_n<T, 5>(p, isa, a_in_place); return true;
+    case 6: run_n<T, 6>(p, isa, a_in_place); return true;
+    case 7: run_n<T, 7>(p, isa, a_in_place); return true;
+    case 8: run_n<T, 8>(p, isa, a_in_place); return true;
+    case 9: run_n<T, 9>(p, isa, a_in_place); return true;
+    case 10: run_n<T, 10>(p, isa, a_in_place); return true;
+    case 11: run_n<T, 11>(p, isa, a_in_place); return true;
+    case 12: run_n<T, 12>(p, isa, a_in_place); return true;
+    case 13: run_n<T, 13>(p, isa, a_in_place); return true;
+    case 14: run_n<T, 14>(p, isa, a_in_place); return true;
+    case 15: run_n<T, 15>(p, isa, a_in_place); return true;
+    case 16: run_n<T, 16>(p, isa, a_in_place); return true;
     default: return false;
   }
 }
@@ -200,9 +253,20 @@ bool run_small(const Params& p) {
                           (p.routine == Routine::getrs && !p.adjoint) || p.routine == Routine::gesv ||
                           p.routine == Routine::inv;  // A^H X = B goes the blocked way (getrs_n solves A X = B)
   if (!routine_ok || p.m != p.n || p.n > kSmallN || p.n < 1) return false;
-  if (p.dtype == DType::f32) return run_typed<float>(p);
-  if (p.dtype == DType::f64) return run_typed<double>(p);
-  return false;
+  if (p.dtype != DType::f32 && p.dtype != DType::f64) return false;
+  // The lanes read a dense A where it lies (its transposing copy would cost
+  // a third of a 4 x 4 inverse), and both paths write inv's b whole, so it
+  // needs no identity first.
+  const bool a_in_place = p.n <= kernels::cpu::kLanesMaxN && !p.a_row_major && p.a_in.defined() &&
+                          p.a_in.device().is_cpu() && p.a_in.is_contiguous();
+  load_inputs(p, !a_in_place, false);
+  const kernels::cpu::GemmIsa isa = sdpa::pick_gemm_isa();  // capped by ATEN_CPU_CAPABILITY
+  if (p.dtype == DType::f32)
+    run_typed<float>(p, isa, a_in_place);
+  else
+    run_typed<double>(p, isa, a_in_place);
+  p.det_written = p.det.defined() && p.routine == Routine::getrf;
+  return true;
 }
 
 }  // namespace bp::ops::linalg
