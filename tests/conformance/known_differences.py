@@ -27,6 +27,7 @@ EINSUM_SIGNATURE = "**`backplane.einsum(equation, *operands)` names its first ar
 CAN_USE_CPU = "**`can_use_flash_attention` and `can_use_efficient_attention` answer for CPU"
 KV_LENGTHS = "**SDPA refuses key and value of different sequence lengths**"
 MATMUL_DTYPES = "**`matmul` of bool tensors raises `ValueError`**"
+CAPABILITY_CAP = "**The CPU-capability cap never goes above the hardware**"
 
 KNOWN = {
     "name:torch.einsum": EINSUM_SIGNATURE,
@@ -72,3 +73,9 @@ KNOWN = {
         ("torch.backends.mkldnn", "MkldnnModule"), ("torch.backends.opt_einsum", "OptEinsumModule"),
         ("torch.backends.python_native", "PythonNativeModule")]},
 }
+
+# The cap differs only where the hardware lacks what is asked for: on an
+# AVX2-only CPU, ATEN_CPU_CAPABILITY=avx512 is AVX512 in PyTorch (no hardware
+# check) and AVX2, with a warning, here. On AVX-512 hardware both say AVX512.
+if __import__("backplane")._C.detected_cpu_capability() != "AVX512":
+    KNOWN["env:ATEN_CPU_CAPABILITY=avx512 :: B.cpu.get_cpu_capability()"] = CAPABILITY_CAP
