@@ -38,11 +38,22 @@ void gemm_f32(GemmIsa isa, MatView<const float> a, MatView<const float> b, MatVi
 // f64 in and out (generic, avx2, avx512).
 void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, MatView<double> c, double alpha,
               double beta);
-// bf16 (raw uint16 bits) in; C in fp32 (the caller rounds to bf16 if it wants).
-void gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
-               float beta);
-// fp16 (raw uint16 bits) in; C in fp32.
-void gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
-              float beta);
+// Where a 16-bit product goes (Note [GEMM rounding epilogue]): `data` (raw
+// bf16 or f16 bits, the type of the inputs) with row stride `rs`, or nowhere.
+struct Out16 {
+  uint16_t* data = nullptr;
+  int64_t rs = 0;
+};
+
+// bf16 (raw uint16 bits) in; C in fp32. With `out`, the GEMM rounds each
+// finished tile into out (bf16) while it is in cache and returns true; C then
+// holds scratch (partial sums), not the product. False means it did not (a
+// shape it does not fuse: one row or column, a column-major C): C holds the
+// product and the caller rounds it.
+bool gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
+               float beta, Out16 out = {});
+// fp16 (raw uint16 bits) in; C in fp32; `out` as gemm_bf16's, in f16.
+bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
+              float beta, Out16 out = {});
 
 }  // namespace bp::kernels::cpu

@@ -7,6 +7,7 @@
 #include "kernels/cpu/gemm_pack.h"
 #include "kernels/cpu/gemm_avx512_direct.h"
 #include "kernels/cpu/gemm_avx512_tile.h"
+#include "kernels/cpu/round16_avx512.h"
 
 namespace bp::kernels::cpu::detail {
 namespace {
@@ -67,12 +68,17 @@ void pack_a_f32(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_
 constexpr int kMR = 8, kNR = 48;
 // Only fp32 sources get the direct (unpacked B) kernel: bf16 and f16 B must
 // be widened, which packing does once per element.
+// 16-bit sources also round their output in the micro-kernel (Out16).
 template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>,
-          DirectKernelFn<float> Direct = nullptr>
+          DirectKernelFn<float> Direct = nullptr, MicroOut16Fn Out16 = nullptr>
 constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 384, 4096,
                                        PackA, &pack_lines<kNR, Src, float, Cvt>,
                                        &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>,
-                                       Direct};
+                                       Direct, Out16};
+template <class Cvt, class Round>
+constexpr const GemmKernel<float>* half_kernel =
+    &f32_kernel<uint16_t, Cvt, &pack_lines<kMR, uint16_t, float, Cvt>, nullptr,
+                &micro_tile_out16<kMR, kNR / 16, FmaStep<float>, Round>>;
 // f64: same tile in registers (24 doubles = 3 vectors), twice the bytes per
 // element, so the byte budgets above give MC = 168 and NC = 2048.
 constexpr int kNR64 = 24;
@@ -88,8 +94,8 @@ const GemmKernel<float>* gemm_kernel_f32_avx512(DType src) {
   switch (src) {
     case DType::f32:
       return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>>;
-    case DType::bf16: return &f32_kernel<uint16_t, CvtBf16ToF32>;
-    case DType::f16: return &f32_kernel<uint16_t, CvtF16ToF32Hw>;
+    case DType::bf16: return half_kernel<CvtBf16ToF32, RoundToBf16>;
+    case DType::f16: return half_kernel<CvtF16ToF32Hw, RoundToF16>;
     default: return nullptr;  // f64 has its own kernel; the other types none
   }
   return nullptr;

@@ -11,6 +11,7 @@
 #include "kernels/cpu/gemm_pack.h"
 #include "kernels/cpu/gemm_avx512_direct.h"
 #include "kernels/cpu/gemm_avx512_tile.h"
+#include "kernels/cpu/round16_avx512.h"
 
 namespace bp::kernels::cpu::detail {
 namespace {
@@ -149,16 +150,20 @@ struct CvtF16ToF32Hw {
 // elements: KC = 512 k steps (256 pairs; a B strip is still 32 KiB), MC = 336
 // (the A block 336 KiB of L2), NC = 4096.
 constexpr int kMR = 14, kNR = 32;
-template <class Src, class Cvt, class GemvCvt, PackFn PackB, DirectKernelFn<float> Direct>
-constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 512, 4096,
+// Out16: the rounding epilogue of a 16-bit product (bf16 inputs only; the
+// medium path's output is fp32).
+template <class Src, class Cvt, class GemvCvt, PackFn PackB, DirectKernelFn<float> Direct, MicroOut16Fn Out16>
+constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 1024, 4096,
                                         &pack_a_pairs<Src, Cvt>, PackB,
                                         &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>,
-                                        Direct};
+                                        Direct, Out16};
 constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
                                        &pack_lines<kMR, uint16_t, float, CvtF16ToF32Hw>,
                                        &pack_lines<kNR, uint16_t, float, CvtF16ToF32Hw>,
                                        &micro_tile<float, kMR, kNR / 16, FmaStep<float>>,
-                                       &gemv_plain<uint16_t, float, CvtF16ToF32Hw>};
+                                       &gemv_plain<uint16_t, float, CvtF16ToF32Hw>,
+                                       nullptr,
+                                       &micro_tile_out16<kMR, kNR / 16, FmaStep<float>, RoundToF16>};
 
 }  // namespace
 
@@ -166,10 +171,11 @@ const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src) {
   switch (src) {
     // The medium path has no direct kernel: its B must be rounded to bf16,
     // which packing does once per element.
-    case DType::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr>;
+    case DType::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr, nullptr>;
     case DType::bf16:
       return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32, &pack_b_bf16_pairs,
-                          &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>>;
+                          &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>,
+                          &micro_tile_out16<kMR, kNR / 16, Bf16PairStep, RoundToBf16>>;
     case DType::f16: return &f16_kernel;
     default: return nullptr;  // f64 has its own kernel; the other types none
   }

@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace bp::kernels::cpu::detail {
 namespace {
@@ -124,13 +125,55 @@ inline void write_tile(const typename Zmm<Acc>::R (&acc)[MR][NV], Acc* c, int64_
   store_tile<Acc>(&tile[0][0], NV * L, c, rs, cs, m, n, alpha, beta);
 }
 
+// write_tile's counterpart for the last k block of a 16-bit product (Note
+// [GEMM rounding epilogue] in gemm.cpp): alpha * acc + beta * C (row-major
+// fp32 C, read only when beta != 0) rounded by Round (round16_avx512.h) and
+// stored to the 16-bit output, with masks on a ragged right edge.
+template <int MR, int NV, class Round>
+inline void write_tile_rounded(const __m512 (&acc)[MR][NV], const float* c, int64_t rs_c, uint16_t* out,
+                               int64_t rs_out, int m, int n, float alpha, float beta) {
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  __mmask16 mask[NV];
+  for (int v = 0; v < NV; ++v) {
+    const int left = n - v * 16;
+    mask[v] = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (left > 0 ? (1u << left) - 1 : 0u));
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    if (i >= m) break;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      __m512 r = _mm512_mul_ps(va, acc[i][v]);
+      if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], c + i * rs_c + v * 16), r);
+      _mm256_mask_storeu_epi16(out + i * rs_out + v * 16, mask[v], Round::round(r));
+    }
+  }
+}
+
+// Where a finished register tile goes: C through write_tile (Round = void),
+// or rounded to 16 bits into `out` (write_tile_rounded).
+template <class Acc, int MR, int NV, class Round>
+struct TileSink {
+  Acc* c;
+  int64_t rs_c, cs_c;
+  uint16_t* out = nullptr;
+  int64_t rs_out = 0;
+  void operator()(const typename Zmm<Acc>::R (&acc)[MR][NV], int m, int n, Acc alpha, Acc beta) const {
+    if constexpr (std::is_void_v<Round>) {
+      write_tile<Acc, MR, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+    } else {
+      write_tile_rounded<MR, NV, Round>(acc, c, rs_c, out, rs_out, m, n, alpha, beta);
+    }
+  }
+};
+
 // The register tile: ROWS rows x NV vectors of an A strip packed MR rows wide
 // and a B strip packed NB vectors wide (ROWS <= MR, NV <= NB: a ragged strip
 // computes only the rows and columns it has). `k` counts source k steps; the
 // packed strips hold ceil(k / kUnit) units of MR (A) and NB vectors (B).
-template <class Acc, int MR, int ROWS, int NV, int NB, class Step>
+template <class Acc, int MR, int ROWS, int NV, int NB, class Step, class Round = void>
 inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c, int64_t rs_c, int64_t cs_c, int m,
-                            int n, Acc alpha, Acc beta) {
+                            int n, Acc alpha, Acc beta, uint16_t* out = nullptr, int64_t rs_out = 0) {
   using V = Zmm<Acc>;
   using R = typename V::R;
   const char* a = static_cast<const char*>(a_v);
@@ -171,7 +214,7 @@ inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c,
     a += a_step;
     b += b_step;
   }
-  write_tile<Acc, ROWS, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+  TileSink<Acc, ROWS, NV, Round>{c, rs_c, cs_c, out, rs_out}(acc, m, n, alpha, beta);
 }
 
 // Calls Tile<ROWS> with the fewest rows (of MR, 8, 4, 2) that cover m: the
@@ -198,19 +241,37 @@ inline void by_rows(int m, Tile&& tile) {
 // used, so a full-width tile wastes 11% of all FMAs at n = 256, 3% at 1024);
 // it gets a tile only as wide as the vectors it covers, and likewise only as
 // many rows as the A strip has (by_rows).
-template <class Acc, int MR, int NV, class Step>
-void micro_tile(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha,
-                Acc beta) {
+template <class Acc, int MR, int NV, class Step, class Round = void>
+void micro_tile_any(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n,
+                    Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
   constexpr int L = Zmm<Acc>::L;
   by_rows<MR>(m, [&]<int ROWS>() {
     if constexpr (NV > 1) {
-      if (n <= L) return micro_tile_cols<Acc, MR, ROWS, 1, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+      if (n <= L)
+        return micro_tile_cols<Acc, MR, ROWS, 1, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out,
+                                                                  rs_out);
     }
     if constexpr (NV > 2) {
-      if (n <= 2 * L) return micro_tile_cols<Acc, MR, ROWS, 2, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+      if (n <= 2 * L)
+        return micro_tile_cols<Acc, MR, ROWS, 2, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out,
+                                                                  rs_out);
     }
-    micro_tile_cols<Acc, MR, ROWS, NV, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta);
+    micro_tile_cols<Acc, MR, ROWS, NV, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
   });
+}
+
+template <class Acc, int MR, int NV, class Step>
+void micro_tile(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha,
+                Acc beta) {
+  micro_tile_any<Acc, MR, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+}
+
+// MicroOut16Fn (gemm_kernel.h): the fp32-accumulating tile, rounded by Round.
+template <int MR, int NV, class Step, class Round>
+void micro_tile_out16(int64_t k, const void* a, const void* b, const float* c, int64_t rs_c, uint16_t* out,
+                      int64_t rs_out, int m, int n, float alpha, float beta) {
+  micro_tile_any<float, MR, NV, Step, Round>(k, a, b, const_cast<float*>(c), rs_c, 1, m, n, alpha, beta, out,
+                                             rs_out);
 }
 
 }  // namespace

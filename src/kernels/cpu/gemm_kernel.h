@@ -57,6 +57,14 @@ template <class Acc>
 using DirectKernelFn = void (*)(int64_t k, const void* a, const void* b, int64_t rs_b, Acc* c, int64_t rs_c,
                                 int64_t cs_c, int m, int n, Acc alpha, Acc beta);
 
+// The micro-kernel of the last k block of a 16-bit product (Note [GEMM
+// rounding epilogue] in gemm.cpp): alpha * (A strip)·(B strip) + beta * C,
+// rounded to the kernel's source type (bf16 or f16 bits) and written to out
+// (row stride rs_out) instead of C; C (row-major, fp32) is only read, and
+// only when beta != 0. Optional (nullptr).
+using MicroOut16Fn = void (*)(int64_t k, const void* a, const void* b, const float* c, int64_t rs_c, uint16_t* out,
+                              int64_t rs_out, int m, int n, float alpha, float beta);
+
 template <class Acc>
 struct GemmKernel {
   int mr, nr;      // micro-tile
@@ -67,6 +75,7 @@ struct GemmKernel {
   MicroKernelFn<Acc> micro;
   GemvFn<Acc> gemv;
   DirectKernelFn<Acc> direct = nullptr;
+  MicroOut16Fn micro_out16 = nullptr;
 };
 
 // Each ISA file's table: nullptr when it has no kernel for that source type.

@@ -35,9 +35,13 @@ void run_builtin(const Params& p) {
       case DType::bf16:
       case DType::f16: {
         auto* fn = p.dtype == DType::bf16 ? &kernels::cpu::gemm_bf16 : &kernels::cpu::gemm_f16;
-        fn(Isa, {static_cast<const uint16_t*>(g.a), p.m, p.k, g.a_rs, g.a_cs},
-           {static_cast<const uint16_t*>(g.b), p.k, p.n, g.b_rs, g.b_cs}, {static_cast<float*>(g.c), p.m, p.n, g.ldc, 1},
-           alpha, beta);
+        // The GEMM rounds finished tiles into the output itself where it can
+        // (Note [GEMM rounding epilogue]); otherwise the batch loop does.
+        const bool rounded =
+            fn(Isa, {static_cast<const uint16_t*>(g.a), p.m, p.k, g.a_rs, g.a_cs},
+               {static_cast<const uint16_t*>(g.b), p.k, p.n, g.b_rs, g.b_cs},
+               {static_cast<float*>(g.c), p.m, p.n, g.ldc, 1}, alpha, beta, {g.out16, g.ldc});
+        if (g.rounded != nullptr) *g.rounded = rounded;
         break;
       }
       default: throw_bad_value("matmul", dtype_name(p.dtype), "float16, bfloat16, float32 or float64");

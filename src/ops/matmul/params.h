@@ -51,6 +51,11 @@ struct Gemm2D {
   void* c;          // fp32 for f32/f16/bf16 problems, fp64 for f64, the dtype itself for complex
   int64_t ldc;      // row stride of c (column stride 1)
   double alpha, beta;  // beta is 0 (c is not read) or 1 (c holds beta * bias)
+  // f16/bf16 problems: where c is rounded to (row stride ldc). An
+  // implementation that rounds c into it itself (builtin's fused epilogue)
+  // sets *rounded, and the batch loop then skips its own rounding pass.
+  uint16_t* out16 = nullptr;
+  bool* rounded = nullptr;
 };
 
 // Calls gemm once per batch entry with c prepared (Note [Matmul params]):
