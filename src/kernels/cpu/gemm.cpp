@@ -340,9 +340,15 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
               const int mm = static_cast<int>(std::min(mr, mcur - i));
               if (!direct) prefetch_slice(bnext, i / mr * prefetch_chunk, prefetch_chunk, strip_bytes);
               if constexpr (std::is_same_v<Acc, float>) {
-                if (last_k && p.out16 != nullptr && !direct && kr.micro_out16 != nullptr) {
-                  kr.micro_out16(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs,
-                                 p.out16 + (ic + i) * p.out16_rs + jc + j, p.out16_rs, mm, nn, p.alpha, beta);
+                uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
+                if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
+                  kr.micro_out16(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
+                                 p.alpha, beta);
+                  continue;
+                }
+                if (out != nullptr && direct && kr.direct_out16 != nullptr) {
+                  kr.direct_out16(kcur, apack + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
+                                  mm, nn, p.alpha, beta);
                   continue;
                 }
               }

@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/gemm_pack.h"
 #include "kernels/cpu/gemm_avx512_direct.h"
 #include "kernels/cpu/gemm_avx512_tile.h"
@@ -116,15 +118,20 @@ void pack_a_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int6
     pack_lines_pairs<W, Src, Cvt>(src, ls, ks, lines, k, dst);
     return;
   }
-  const int64_t kp = (k + 1) / 2, full = lines / W * W, k16 = k / 16 * 16;
-  for (int64_t l0 = 0; l0 < full; l0 += W) {
+  // The last strip may be ragged (m = 64: 4 strips and 8 rows): its missing
+  // rows are zero vectors, so it takes the vector path too. Packed in the
+  // scalar loop, that strip alone cost more than the other four at 64^3.
+  const int64_t kp = (k + 1) / 2, k16 = k / 16 * 16;
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t l0 = 0; l0 < lines; l0 += W) {
+    const int rows = static_cast<int>(std::min<int64_t>(W, lines - l0));
     const Src* s = src + l0 * ls;
     uint32_t* d = reinterpret_cast<uint32_t*>(dst + l0 * 2 * kp);  // strip l0 / W: 2 * W * kp values
     for (int64_t p = 0; p < k16; p += 16) {
       __m256 lo[8], hi[8];
-      for (int i = 0; i < 8; ++i) lo[i] = sixteen_as_pairs(s + i * ls + p);
-      for (int i = 0; i < 6; ++i) hi[i] = sixteen_as_pairs(s + (8 + i) * ls + p);
-      hi[6] = hi[7] = _mm256_setzero_ps();
+      for (int i = 0; i < 8; ++i) lo[i] = i < rows ? sixteen_as_pairs(s + i * ls + p) : zero;
+      for (int i = 0; i < 6; ++i) hi[i] = 8 + i < rows ? sixteen_as_pairs(s + (8 + i) * ls + p) : zero;
+      hi[6] = hi[7] = zero;
       transpose8x8(lo);
       transpose8x8(hi);
       uint32_t* dq = d + p / 2 * W;
@@ -135,11 +142,10 @@ void pack_a_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int6
     }
     uint16_t* d16 = reinterpret_cast<uint16_t*>(d);
     for (int64_t p = k16; p < k; ++p)
-      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = one_as_bf16(s[l * ls + p]);
+      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = l < rows ? one_as_bf16(s[l * ls + p]) : 0;
     if (k % 2)
       for (int l = 0; l < W; ++l) d16[((kp - 1) * W + l) * 2 + 1] = 0;
   }
-  if (full < lines) pack_lines_pairs<W, Src, Cvt>(src + full * ls, ls, ks, lines - full, k, dst + full * 2 * kp);
 }
 
 struct CvtF16ToF32Hw {
@@ -152,11 +158,12 @@ struct CvtF16ToF32Hw {
 constexpr int kMR = 14, kNR = 32;
 // Out16: the rounding epilogue of a 16-bit product (bf16 inputs only; the
 // medium path's output is fp32).
-template <class Src, class Cvt, class GemvCvt, PackFn PackB, DirectKernelFn<float> Direct, MicroOut16Fn Out16>
+template <class Src, class Cvt, class GemvCvt, PackFn PackB, DirectKernelFn<float> Direct, MicroOut16Fn Out16,
+          DirectOut16Fn DirectOut16>
 constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 1024, 4096,
                                         &pack_a_pairs<Src, Cvt>, PackB,
                                         &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>,
-                                        Direct, Out16};
+                                        Direct, Out16, DirectOut16};
 constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
                                        &pack_lines<kMR, uint16_t, float, CvtF16ToF32Hw>,
                                        &pack_lines<kNR, uint16_t, float, CvtF16ToF32Hw>,
@@ -171,11 +178,13 @@ const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src) {
   switch (src) {
     // The medium path has no direct kernel: its B must be rounded to bf16,
     // which packing does once per element.
-    case DType::f32: return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr, nullptr>;
+    case DType::f32:
+      return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr, nullptr, nullptr>;
     case DType::bf16:
       return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32, &pack_b_bf16_pairs,
                           &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>,
-                          &micro_tile_out16<kMR, kNR / 16, Bf16PairStep, RoundToBf16>>;
+                          &micro_tile_out16<kMR, kNR / 16, Bf16PairStep, RoundToBf16>,
+                          &direct_tile_out16<kMR, kNR / 16, Bf16PairDirect, RoundToBf16>>;
     case DType::f16: return &f16_kernel;
     default: return nullptr;  // f64 has its own kernel; the other types none
   }

@@ -114,9 +114,11 @@ struct Bf16PairDirect {
 // noinline: each variant is its own function, as for the packed tiles; all
 // of them inlined into direct_tile left GCC keeping the accumulators in
 // memory (a store per FMA: half the speed).
-template <class Acc, int MR, int ROWS, int NV, class Step, bool Masked>
-__attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, const char* b, int64_t rs, Acc* c, int64_t rs_c,
-                             int64_t cs_c, int m, int n, Acc alpha, Acc beta) {
+// Round: as micro_tile_cols's (the rounding epilogue into out when not void).
+template <class Acc, int MR, int ROWS, int NV, class Step, bool Masked, class Round = void>
+__attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, const char* b, int64_t rs, Acc* c,
+                                                int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha, Acc beta,
+                                                uint16_t* out = nullptr, int64_t rs_out = 0) {
   using V = Zmm<Acc>;
   using R = typename V::R;
   const char* a = static_cast<const char*>(a_v);
@@ -172,30 +174,52 @@ __attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, cons
       acc[i][1] = c1;
     }
   }
-  write_tile<Acc, ROWS, NV>(acc, c, rs_c, cs_c, m, n, alpha, beta);
+  TileSink<Acc, ROWS, NV, Round>{c, rs_c, cs_c, out, rs_out}(acc, m, n, alpha, beta);
 }
 
 // The direct micro-kernel: m <= MR rows, n <= NV vectors' worth of columns
 // (NV * L, or 32 bf16 columns for the pairs); fewer rows and, for the fp32
 // step, fewer vectors on ragged edges, masked loads only on a ragged strip.
-template <class Acc, int MR, int NV, class Step>
-void direct_tile(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
-                 int n, Acc alpha, Acc beta) {
+template <class Acc, int MR, int NV, class Step, class Round = void>
+void direct_tile_any(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c,
+                     int m, int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
   constexpr int L = Zmm<Acc>::L;
   constexpr int src_bytes = Step::kUnit == 2 ? 2 : static_cast<int>(sizeof(Acc));
   constexpr int full_cols = Step::kUnit == 2 ? 32 : NV * L;
   const char* b = static_cast<const char*>(b_v);
   const int64_t rs = rs_b * src_bytes;
   by_rows<MR>(m, [&]<int ROWS>() {
-    if (n == full_cols) return direct_tile_cols<Acc, MR, ROWS, NV, Step, false>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+    if (n == full_cols)
+      return direct_tile_cols<Acc, MR, ROWS, NV, Step, false, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
+                                                                     out, rs_out);
     if constexpr (Step::kNarrowable && NV > 1) {
-      if (n <= L) return direct_tile_cols<Acc, MR, ROWS, 1, Step, true>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+      if (n <= L)
+        return direct_tile_cols<Acc, MR, ROWS, 1, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
+                                                                     out, rs_out);
     }
     if constexpr (Step::kNarrowable && NV > 2) {
-      if (n <= 2 * L) return direct_tile_cols<Acc, MR, ROWS, 2, Step, true>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+      if (n <= 2 * L)
+        return direct_tile_cols<Acc, MR, ROWS, 2, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
+                                                                     out, rs_out);
     }
-    direct_tile_cols<Acc, MR, ROWS, NV, Step, true>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta);
+    direct_tile_cols<Acc, MR, ROWS, NV, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta, out,
+                                                           rs_out);
   });
+}
+
+template <class Acc, int MR, int NV, class Step>
+void direct_tile(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
+                 int n, Acc alpha, Acc beta) {
+  direct_tile_any<Acc, MR, NV, Step>(k, a, b_v, rs_b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+}
+
+// DirectOut16Fn (gemm_kernel.h): the direct tile of a 16-bit product's last
+// k block, rounded by Round into out.
+template <int MR, int NV, class Step, class Round>
+void direct_tile_out16(int64_t k, const void* a, const void* b, int64_t rs_b, const float* c, int64_t rs_c,
+                       uint16_t* out, int64_t rs_out, int m, int n, float alpha, float beta) {
+  direct_tile_any<float, MR, NV, Step, Round>(k, a, b, rs_b, const_cast<float*>(c), rs_c, 1, m, n, alpha, beta, out,
+                                              rs_out);
 }
 
 }  // namespace

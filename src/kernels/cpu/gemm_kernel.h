@@ -65,6 +65,10 @@ using DirectKernelFn = void (*)(int64_t k, const void* a, const void* b, int64_t
 using MicroOut16Fn = void (*)(int64_t k, const void* a, const void* b, const float* c, int64_t rs_c, uint16_t* out,
                               int64_t rs_out, int m, int n, float alpha, float beta);
 
+// DirectKernelFn's counterpart of MicroOut16Fn (B read in place). Optional.
+using DirectOut16Fn = void (*)(int64_t k, const void* a, const void* b, int64_t rs_b, const float* c, int64_t rs_c,
+                               uint16_t* out, int64_t rs_out, int m, int n, float alpha, float beta);
+
 template <class Acc>
 struct GemmKernel {
   int mr, nr;      // micro-tile
@@ -76,6 +80,7 @@ struct GemmKernel {
   GemvFn<Acc> gemv;
   DirectKernelFn<Acc> direct = nullptr;
   MicroOut16Fn micro_out16 = nullptr;
+  DirectOut16Fn direct_out16 = nullptr;
 };
 
 // Each ISA file's table: nullptr when it has no kernel for that source type.
