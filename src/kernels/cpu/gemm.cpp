@@ -202,9 +202,13 @@ void barrier(int nt) {
 // (1 thread): 16 x 4096 x 4096 fp32 11.3 -> 7.5 ms; 64^3 and 128^3 gain
 // 5-12% (no pack of B); 256^3 and 512^3 are equal either way, and 512^3 on
 // two threads (each 256 rows, no barrier) went from 0.79x to 1.0x of oneDNN.
-// So the bound, 32 strips per thread (256 rows fp32, 448 bf16), sits where
-// that was measured, not above.
-constexpr int64_t kDirectMaxStrips = 32;
+// Re-measured once bf16 tiles were rounded in the kernel (Note [GEMM rounding
+// epilogue]), one thread, Zen 5: bf16 512^3 474 -> 494 GFLOP/s direct, 768^3
+// 517 direct, but 1024^3 340 direct against 475 packed (every B element
+// is re-read and re-interleaved for each of 73 A strips); fp32 384^3 247 ->
+// 254, 512^3 equal. So the bound is 56 strips per thread: 448 rows fp32,
+// 784 bf16.
+constexpr int64_t kDirectMaxStrips = 56;
 
 // The bound is per thread: with nt threads splitting m, each reads all of B
 // in place for its own rows.
