@@ -71,7 +71,7 @@ constexpr int kMR = 8, kNR = 48;
 // 16-bit sources also round their output in the micro-kernel (Out16).
 template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>,
           DirectKernelFn<float> Direct = nullptr, MicroOut16Fn Out16 = nullptr>
-constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 512, 4096,
+constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 384, 4096,
                                        PackA, &pack_lines<kNR, Src, float, Cvt>,
                                        &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>,
                                        Direct, Out16};
