@@ -62,10 +62,11 @@ void bind_opt_einsum(nb::module_& m) {
   m.def(
       "einsum_contract_path",
       [](const std::string& equation, const std::vector<std::vector<int64_t>>& shapes, nb::handle optimize,
-         nb::handle memory_limit) {
+         nb::handle memory_limit, bool report) {
         EinsumPathOptions o;
         read_optimize(optimize, o);
         read_memory_limit(memory_limit, o);
+        o.report = report;
         EinsumPath p;
         {
           nb::gil_scoped_release release;
@@ -95,14 +96,18 @@ void bind_opt_einsum(nb::module_& m) {
         d["opt_cost"] = p.opt_cost;
         d["speedup"] = p.speedup;
         d["largest_intermediate"] = p.largest_intermediate;
-        d["contraction_list"] = steps;
-        d["scale_list"] = scale;
-        d["size_list"] = size;
-        d["text"] = p.text();
+        if (report) {
+          d["contraction_list"] = steps;
+          d["scale_list"] = scale;
+          d["size_list"] = size;
+          d["text"] = p.text();
+        }
         return d;
       },
       nb::arg("equation"), nb::arg("shapes"), nb::arg("optimize"), nb::arg("memory_limit").none(),
-      "The contraction path of an equation for operand shapes, with opt_einsum's report, as a dict");
+      nb::arg("report") = true,
+      "The contraction path of an equation for operand shapes, with opt_einsum's report (report=False: path, "
+      "strategy and costs only), as a dict");
   m.def("einsum_path_cache_info", [] {
     const EinsumPathCacheInfo i = einsum_path_cache_info();
     nb::dict d;

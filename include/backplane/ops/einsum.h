@@ -58,6 +58,10 @@ struct EinsumPathOptions {
   // Most elements an intermediate may have: < 0 none; "max_input" is the largest input or output.
   double memory_limit = -1;
   bool memory_limit_max_input = false;
+  // false: only the path, strategy and costs (EinsumPath::steps stays empty).
+  // The per-step report costs more than a greedy search itself, so the
+  // Python PathInfo asks for it only when it is read.
+  bool report = true;
 };
 
 // The path and report for an equation and operand shapes, through the path cache.

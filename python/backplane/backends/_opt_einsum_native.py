@@ -26,23 +26,40 @@ paths = ("auto", "greedy", "optimal", "dp", "branch-1", "branch-2", "branch-all"
 
 
 class PathInfo:
-    """What ``contract_path`` reports, as opt_einsum's ``PathInfo``: print it for the table."""
+    """What ``contract_path`` reports, as opt_einsum's ``PathInfo``: print it for the table.
 
-    def __init__(self, d, shapes):
+    The path, strategy and costs come with the search; the per-contraction
+    report (``contraction_list``, ``scale_list``, ``size_list``, the printed
+    table) is built on first use, from the found path: it costs more than a
+    greedy search, and most callers only want the path.
+    """
+
+    _REPORT = ("contraction_list", "scale_list", "size_list", "_text")
+
+    def __init__(self, d, subscripts, dims, memory_limit):
         self.path = d["path"]
         self.strategy = d["strategy"]
         self.input_subscripts = d["input_subscripts"]
         self.output_subscript = d["output_subscript"]
         self.eq = f"{self.input_subscripts}->{self.output_subscript}"
-        self.shapes = shapes
+        self.shapes = [tuple(s) for s in dims]
         self.naive_cost = d["naive_cost"]
         self.opt_cost = d["opt_cost"]
         self.speedup = d["speedup"]
         self.largest_intermediate = d["largest_intermediate"]
+        self._request = (subscripts, dims, memory_limit)
+
+    def __getattr__(self, name):  # only for attributes not yet set: the report's
+        if name not in PathInfo._REPORT or "_request" not in self.__dict__:
+            raise AttributeError(f"'PathInfo' object has no attribute '{name}'")
+        subscripts, dims, memory_limit = self.__dict__.pop("_request")
+        optimize = [tuple(step) for step in self.path]
+        d = _C.einsum_contract_path(subscripts, dims, optimize, memory_limit, True)
+        self.contraction_list = d["contraction_list"]
         self.scale_list = d["scale_list"]
         self.size_list = d["size_list"]
-        self.contraction_list = d["contraction_list"]
         self._text = d["text"]
+        return getattr(self, name)
 
     def __repr__(self):
         return self._text
@@ -93,8 +110,8 @@ def contract_path(subscripts, *operands, optimize="auto", memory_limit=None, sha
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists(subscripts, operands)
     dims = [_shape(x, shapes) for x in operands]
-    d = _C.einsum_contract_path(subscripts, dims, optimize, memory_limit)
-    return d["path"], PathInfo(d, [tuple(s) for s in dims])
+    d = _C.einsum_contract_path(subscripts, dims, optimize, memory_limit, False)
+    return d["path"], PathInfo(d, subscripts, dims, memory_limit)
 
 
 def cache_info():

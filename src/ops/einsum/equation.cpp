@@ -109,10 +109,15 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
   for (int k = 0; k < n; ++k) {
     const Term& t = syn.inputs[k];
     const int ndim = static_cast<int>(shapes[k].size()), letters = t.letters();
-    const std::string term = "operand " + std::to_string(k) + " (subscripts at index " + std::to_string(t.start) +
-                             " of '" + text + "')";
+    // Error texts are built only when thrown: this runs for every operand of
+    // every einsum and contract_path call, where the strings cost more than
+    // a greedy path search.
+    const auto term = [&] {
+      return "operand " + std::to_string(k) + " (subscripts at index " + std::to_string(t.start) + " of '" + text +
+             "')";
+    };
     if (t.has_ellipsis() ? ndim < letters : ndim != letters)
-      throw_bad_value("einsum", term + " of " + std::to_string(ndim) + " dimensions " + shape_text(shapes[k]),
+      throw_bad_value("einsum", term() + " of " + std::to_string(ndim) + " dimensions " + shape_text(shapes[k]),
                       std::string(t.has_ellipsis() ? "at least " : "exactly ") + std::to_string(letters) +
                           " dimensions for " + std::to_string(letters) + " subscript" + (letters == 1 ? "" : "s") +
                           (t.has_ellipsis() ? " and '...'" : ""));
@@ -162,10 +167,12 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
       const int l = labels[d];
       const int64_t size = shapes[k][d];
       const bool letter = l < nletters;
-      const std::string what = letter ? "subscript '" + eq.names[l] + "'" : "the dimensions covered by '...'";
+      const auto what = [&] {
+        return letter ? "subscript '" + eq.names[l] + "'" : std::string("the dimensions covered by '...'");
+      };
       for (std::size_t e = 0; e < d; ++e)
         if (labels[e] == l && shapes[k][e] != size)
-          throw_bad_value("einsum", std::to_string(shapes[k][e]) + " and " + std::to_string(size) + " for " + what +
+          throw_bad_value("einsum", std::to_string(shapes[k][e]) + " and " + std::to_string(size) + " for " + what() +
                                         " repeated in operand " + std::to_string(k) + " at index " +
                                         std::to_string(positions[d]) + " of '" + text + "'",
                           "equal sizes where a subscript repeats in one operand (its diagonal)");
@@ -174,7 +181,7 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
       if (have != 1)
         throw_bad_value("einsum", std::to_string(have) + " (operand " + std::to_string(size_from[l]) + ", index " +
                                       std::to_string(size_at[l]) + ") and " + std::to_string(size) + " (operand " +
-                                      std::to_string(k) + ", index " + std::to_string(positions[d]) + ") for " + what +
+                                      std::to_string(k) + ", index " + std::to_string(positions[d]) + ") for " + what() +
                                       " of '" + text + "'",
                         "sizes that agree (equal, or 1 to broadcast)");
       have = size;

@@ -12,6 +12,7 @@
 // opt_einsum's greedy is.
 
 #include <algorithm>
+#include <memory>
 #include <queue>
 #include <cstdint>
 
@@ -91,14 +92,31 @@ class Remaining {
   std::size_t size_ = 0;
 };
 
+// The per-label operand lists and the candidate heap, kept per thread and
+// cleared per search: allocating 128 label lists and a heap on every call was
+// a third of a greedy search over 8 operands (a path is searched on every
+// uncached einsum call and every contract_path).
+struct GreedyScratch {
+  std::vector<std::vector<LabelSet>> dims = std::vector<std::vector<LabelSet>>(kMaxLabels);
+  std::vector<Candidate> queue;
+  bool busy = false;  // a search on this thread holds it (a nested one gets its own)
+};
+
 class Greedy {
  public:
-  explicit Greedy(const Network& net) : net_(net), remaining_(2 * net.inputs.size() + 1), dims_(kMaxLabels) {
+  explicit Greedy(const Network& net)
+      : net_(net), remaining_(2 * net.inputs.size() + 1), scratch_(claim_scratch(own_)), dims_(scratch_.dims),
+        queue_(scratch_.queue) {
     LabelSet common = net.inputs[0];
     for (LabelSet s : net.inputs) common &= s;
     output_ = net.output | common;
+    for (auto& keys : dims_) keys.clear();
+    queue_.clear();
     queue_.reserve(4 * net.inputs.size());
   }
+  ~Greedy() { scratch_.busy = false; }
+  Greedy(const Greedy&) = delete;
+  Greedy& operator=(const Greedy&) = delete;
 
   std::vector<std::vector<int>> run() {
     const int n = net_.size();
@@ -218,11 +236,22 @@ class Greedy {
     }
   }
 
+  // This thread's scratch, or `own` (allocated here) when a search on this
+  // thread already holds it.
+  static GreedyScratch& claim_scratch(std::unique_ptr<GreedyScratch>& own) {
+    thread_local GreedyScratch shared;
+    GreedyScratch& s = shared.busy ? *(own = std::make_unique<GreedyScratch>()) : shared;
+    s.busy = true;
+    return s;
+  }
+
   const Network& net_;
   LabelSet output_, ref2_, ref3_;
   Remaining remaining_;
-  std::vector<std::vector<LabelSet>> dims_;  // per label: the operands holding it (their label sets)
-  std::vector<Candidate> queue_;             // a heap
+  std::unique_ptr<GreedyScratch> own_;  // declared before scratch_, which may refer to it
+  GreedyScratch& scratch_;
+  std::vector<std::vector<LabelSet>>& dims_;  // per label: the operands holding it (their label sets)
+  std::vector<Candidate>& queue_;             // a heap
   std::vector<std::vector<int>> ssa_;
   int next_id_ = 0;
 };

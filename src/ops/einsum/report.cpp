@@ -77,7 +77,7 @@ EinsumPath einsum_contract_path(const std::string& equation, const std::vector<s
   out.opt_cost = c.opt_cost;
   out.speedup = c.naive_cost / std::max(c.opt_cost, 1.0);
   out.largest_intermediate = c.largest_intermediate;
-  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+  for (std::size_t i = 0; options.report && i < c.steps.size(); ++i) {
     const Step& s = c.steps[i];
     EinsumPathStep step;
     step.operands = s.operands;
