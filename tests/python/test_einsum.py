@@ -292,6 +292,15 @@ def test_get_opt_einsum_is_native_and_always_there():
     assert info.opt_cost == 18432 and info.naive_cost == 196608 and info.scale_list == [3, 3]
     assert info.contraction_list[0][2] == "cd,bc->db"
     assert oe.contract_path("ab,bc,cd->ad", a, b, c, optimize=False)[0] == [(0, 1, 2)]
+    # The report is built on first read (PathInfo), from the path the search found:
+    # the same whichever attribute comes first, and other names still raise.
+    _, fresh = oe.contract_path("ab,bc,cd->ad", a, b, c)
+    assert fresh.contraction_list == info.contraction_list and str(fresh) == text
+    assert fresh.size_list == info.size_list and fresh.strategy == info.strategy
+    with pytest.raises(AttributeError):
+        fresh.no_such_field
+    _, none_info = oe.contract_path("ab,bc,cd->ad", a, b, c, optimize=False)
+    assert len(none_info.contraction_list) == 1 and none_info.scale_list == [4]
     assert oe.contract_path("ab,bc,cd->ad", a, b, c, optimize=[(0, 1), (0, 1)])[1].opt_cost == 2 * 8 * 64 * 64 + 2 * 8 * 64 * 2
 
 
