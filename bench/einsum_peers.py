@@ -94,8 +94,8 @@ def random_network(n, seed):
 def path_search():
     print("path search: ms of this thread's CPU time per network (mean of best-of-%d), cost relative to "
           "opt_einsum's path" % args.repeat)
-    print("  (backplane: contract_path from Python, report included; opt_einsum: its contract_path, and its bare")
-    print("   path function alone, without parsing or report)")
+    print("  (backplane: contract_path from Python, whose report is built when first read, and not read here;")
+    print("   opt_einsum: its contract_path, and its bare path function alone, without parsing or report)")
     print(f"  {'n':>3} {'strategy':<11} {'backplane ms':>13} {'opt_einsum ms':>14} {'speedup':>9} "
           f"{'bare fn ms':>11} {'speedup':>9} {'cost ratio':>11}")
     native.set_cache_max_size(0)  # every search runs
