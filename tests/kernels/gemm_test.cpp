@@ -297,8 +297,11 @@ TEST(KernelsGemm, DirectAndPackedBAroundTheSmallMThreshold) {
       for (int64_t m : ms)
         for (int64_t n : {17, 32, 33, 48, 100})
           for (int64_t k : {1, 17, 129}) expect_ok(isa, dt, {m, n, k}, seed++);
-      for (int64_t m : {255, 256, 257, 448, 449})
+      for (int64_t m : {255, 256, 257, 448, 449, 784, 785})
         for (Layout lb : {Layout::row, Layout::col}) expect_ok(isa, dt, {m, 33, 19, Layout::row, lb}, seed++);
+      // B's rows more than 2 KiB apart: the direct bound drops (2 strips for
+      // the bf16 pairs kernel, 32 for fp32), so both sides of each.
+      for (int64_t m : {28, 29, 56, 57, 256, 257}) expect_ok(isa, dt, {m, 1100, 19}, seed++);
       for (int64_t m : {5, 16, 31, 60})
         for (Layout la : {Layout::row, Layout::col})
           for (int64_t k : {2, 3, 127, 128, 129, 257, 300}) {

@@ -209,12 +209,25 @@ void barrier(int nt) {
 // 254, 512^3 equal. So the bound is 56 strips per thread: 448 rows fp32,
 // 784 bf16.
 constexpr int64_t kDirectMaxStrips = 56;
+// ... but only while B's rows are at most this many bytes apart. Rows 8 KiB
+// apart (n = 4096 bf16) all fall in one L1 set, so a strip's kc rows evict
+// each other before the next A strip reads them again: bf16 64 x 4096 x
+// 4096 ran at 189 GFLOP/s direct against 248 packed, 256 x 4096 x 4096 at
+// 196 against 372. With such rows the bf16 pairs kernel (two rows per k
+// unit) reads B in place only for kDirectFarStripsPairs strips (16 x 4096 x
+// 4096: 155 against 118 for PyTorch), the fp32 one for kDirectFarStrips
+// (fp32 128 x 4096 x 4096: 192 direct, 177 packed; 256 rows equal).
+constexpr int64_t kDirectNearRowBytes = 2048;
+constexpr int64_t kDirectFarStrips = 32, kDirectFarStripsPairs = 2;
 
 // The bound is per thread: with nt threads splitting m, each reads all of B
 // in place for its own rows.
 template <class Acc>
 bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
-  return kr.direct != nullptr && p.b_cs == 1 && p.m <= kDirectMaxStrips * kr.mr * nt;
+  if (kr.direct == nullptr || p.b_cs != 1) return false;
+  const int64_t strips = ceil_div(p.m, int64_t{kr.mr} * nt);
+  if (p.b_rs * p.src_bytes <= kDirectNearRowBytes) return strips <= kDirectMaxStrips;
+  return strips <= (kr.k_unit == 2 ? kDirectFarStripsPairs : kDirectFarStrips);
 }
 
 // Note [GEMM next strip prefetch]
