@@ -22,7 +22,9 @@ struct RoundToBf16 {
     const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     const __m512i bits = _mm512_mask_or_epi32(rounded, nan, _mm512_and_si512(hi, _mm512_set1_epi32(0x8000)),
                                               _mm512_set1_epi32(0x7FC0));
-    return _mm512_cvtepi32_epi16(bits);
+    // The zero-masked form: the plain one passes an undefined vector through,
+    // which GCC 12 reports as maybe-uninitialized once this is inlined.
+    return _mm512_maskz_cvtepi32_epi16(static_cast<__mmask16>(0xFFFF), bits);
   }
 };
 
@@ -32,7 +34,8 @@ struct RoundToF16 {
     const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
     if (nan == 0) return h;
     // vcvtps2ph keeps a NaN's payload; write the canonical one, sign kept.
-    const __m256i sign = _mm256_and_si256(_mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(x), 16)),
+    const __m256i sign = _mm256_and_si256(_mm512_maskz_cvtepi32_epi16(static_cast<__mmask16>(0xFFFF),
+                                                                      _mm512_srli_epi32(_mm512_castps_si512(x), 16)),
                                           _mm256_set1_epi16(static_cast<short>(0x8000)));
     return _mm256_mask_blend_epi16(nan, h, _mm256_or_si256(sign, _mm256_set1_epi16(0x7E00)));
   }
