@@ -272,13 +272,26 @@ class Product {
 
 // Algorithm `alg` on the call's data: one warm-up, then the best of three
 // (ms); -1 when it cannot run.
+struct Events {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  Events() {
+    check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+  ~Events() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+
 double time_alg(const Params& p, const void* bias, const void* compressed, int alg) {
   try {
     Product product(p, bias, alg);
     product.run(p, compressed);
-    cudaEvent_t start, stop;
-    check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-    check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+    const Events e;
+    const cudaEvent_t start = e.start, stop = e.stop;
     float best = -1;
     for (int i = 0; i < 3; ++i) {
       check_cuda(cudaEventRecord(start), "cudaEventRecord");
@@ -289,8 +302,6 @@ double time_alg(const Params& p, const void* bias, const void* compressed, int a
       check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
       if (best < 0 || ms < best) best = ms;
     }
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
     return best;
   } catch (const Error&) {
     return -1;  // this configuration does not run this problem: the others are tried
@@ -335,9 +346,13 @@ void run(const Params& p) {
   const std::shared_ptr<Weight> w = weight_for(p);
   if (!w->error.empty())
     throw_runtime(kName, std::string(kName) + ": float32 weights need a 1:2 structure: " + w->error);
-  // cuSPARSELt reads the bias as a contiguous vector of the output's dtype.
+  // cuSPARSELt reads the bias as a contiguous vector of the output's dtype,
+  // on its 16-byte alignment: a strided or offset view goes through a copy.
   Tensor bias;
-  if (p.bias.defined()) bias = p.bias.stride(0) == 1 ? p.bias : p.bias.to(Device::cpu()).contiguous().to(p.device);
+  if (p.bias.defined()) {
+    const bool usable = p.bias.stride(0) == 1 && reinterpret_cast<uintptr_t>(p.bias.data()) % kAlignmentBytes == 0;
+    bias = usable ? p.bias : p.bias.to(Device::cpu()).contiguous().to(p.device);
+  }
   const void* bias_ptr = bias.defined() ? bias.data() : nullptr;
   const int alg = alg_for(p, bias_ptr, w->compressed->data());
   Product product(p, bias_ptr, alg);
