@@ -3,7 +3,8 @@
 implementations against PyTorch in one run (matmul: cublas:gemm and
 cublaslt:gemm against torch.matmul; sdpa: cudnn:sdpa and math:cuda against
 torch's scaled_dot_product_attention; conv: cudnn:conv and native:depthwise
-against torch.nn.functional.conv2d on ResNet-50 and MobileNet-V2 layers),
+against torch.nn.functional.conv2d on ResNet-50 and MobileNet-V2 layers;
+sparse: cusparselt:spmma against torch's to_sparse_semi_structured linear),
 each row with the ratio of our best to torch's. Needs a GPU and an importable torch; says so and exits 0
 otherwise."""
 
@@ -98,9 +99,47 @@ def conv_rows():
                   + f"{B.explain('conv2d', bx, bw, stride=s, padding=p, groups=g).chosen})")
 
 
+def sparse_rows():
+    """cusparselt:spmma (alg 0, then the cudnn.benchmark search) against torch's to_sparse_semi_structured
+    linear on its cuSPARSELt path and the dense F.linear, with the largest difference from torch's sparse result."""
+    from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
+    SparseSemiStructuredTensor._FORCE_CUTLASS = False
+    for out, k, n in ((4096, 4096, 1024), (11008, 4096, 2048), (8192, 8192, 4096)):
+        for dt in ("float16", "bfloat16"):
+            rng = np.random.default_rng(0)
+            w = rng.standard_normal((out, k)).astype(np.float32)
+            x = rng.standard_normal((n, k)).astype(np.float32)
+            ws = backplane.sparse.to_sparse_semi_structured(backplane.asarray(w).to(dt), prune=True)
+            packed, meta = ws.packed.to("cuda"), ws.meta.to("cuda")
+            bx = backplane.asarray(x, device="cuda").to(dt)
+            tdt = getattr(torch, dt)
+            dense = torch.from_numpy(np.asarray(ws.to_dense().to("float32").numpy())).to(tdt).cuda()
+            tw, tx = to_sparse_semi_structured(dense), torch.from_numpy(x).to(tdt).cuda()
+            row = {}
+            if B.explain("sparse_linear", bx, packed, meta).chosen != "cusparselt:spmma":
+                print(f"sparse {out}x{k} n={n} {dt}: cusparselt:spmma not chosen:\n"
+                      f"{B.explain('sparse_linear', bx, packed, meta)}")
+                continue
+            row["spmma alg 0"] = bench(lambda: backplane.sparse.semi_structured_linear(bx, packed, meta))
+            B.cudnn.benchmark = True
+            try:
+                row["spmma searched"] = bench(lambda: backplane.sparse.semi_structured_linear(bx, packed, meta))
+            finally:
+                B.cudnn.benchmark = False
+            row["torch sparse"] = bench(lambda: F.linear(tx, tw))
+            row["torch dense"] = bench(lambda: F.linear(tx, dense))
+            ours = backplane.sparse.semi_structured_linear(bx, packed, meta).to("cpu").to("float32").numpy()
+            diff = float(np.abs(np.asarray(ours) - F.linear(tx, tw).float().cpu().numpy()).max())
+            flops = 2 * out * k * n
+            best = min(row["spmma alg 0"], row["spmma searched"])
+            print(f"sparse {out}x{k} n={n} {dt}: " + "  ".join(f"{key} {flops / v / 1e12:.1f} TFLOP/s"
+                                                               for key, v in row.items())
+                  + f"  (ours best / torch sparse {row['torch sparse'] / best:.2f}x; max |ours - torch| {diff:.3g})")
+
+
 if __name__ == "__main__":
     F2 = backplane.nn.functional
-    for section in (matmul_rows, sdpa_rows, conv_rows):
+    for section in (matmul_rows, sdpa_rows, conv_rows, sparse_rows):
         try:
             section()
         except Exception as e:  # one failing section still lets the other report

@@ -12,7 +12,7 @@ void fill_sdpa_math();   // sdpa_math_cuda.cpp: math:cuda
 void fill_conv_native();  // conv_cuda.cpp: native:depthwise, ref:cuda
 void fill_conv_cudnn();   // conv_cudnn.cpp: cudnn:conv (or "not built" without the frontend)
 void fill_fft();         // fft_cuda.cpp: cufft:dft
-void fill_sparse();      // sparse_spmma.cpp: cusparselt:spmma ("not built" until it has a run)
+void fill_sparse();      // sparse_spmma.cpp: cusparselt:spmma (only in a build with cuSPARSELt)
 void fill_linalg();      // linalg_cuda.cpp: cusolver:<routine>, cublas:getrf_batched
 void fill_rnn_cudnn();   // rnn_cudnn.cpp: cudnn:rnn (only in a build with cuDNN)
 

@@ -12,7 +12,8 @@ Workspace gemm_workspace(int device, WorkspaceUser user, size_t bytes) {
   // Per thread: two threads never share a buffer, whatever streams they use.
   thread_local std::map<std::pair<int, int>, StoragePtr> buffers;
   const bool unified = bp::backends::cuda::unified_workspace();
-  const int slot = unified && user != WorkspaceUser::cudnn ? 0 : static_cast<int>(user);
+  const bool blas = user == WorkspaceUser::cublas || user == WorkspaceUser::cublaslt;
+  const int slot = unified && blas ? 0 : static_cast<int>(user);
   StoragePtr& buffer = buffers[{device, slot}];
   if (bytes == 0) return {nullptr, 0};
   if (!buffer || buffer->nbytes() < bytes) {

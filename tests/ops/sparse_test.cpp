@@ -10,6 +10,7 @@
 #include "backplane/dispatch.h"
 #include "backplane/error.h"
 #include "backplane/ops/sparse.h"
+#include "backplane/precision.h"
 #include "ops/sparse/checks_cuda.h"
 #include "ops/sparse/layout.h"
 
@@ -100,6 +101,7 @@ TEST(SparseCudaChecks, DtypeCapabilityAndAlignment) {
   p.device = Device::cpu();  // no CUDA device: capability unknown
   p.dtype = DType::f16;
   p.n = 64, p.k = 48, p.m = 24;  // m is not a multiple of 16
+  p.x = Tensor::empty({24, 48}, DType::f16);
   const auto checks = ops::sparse::cuda_checks::spmma_checks();
   std::vector<std::string> failed;
   for (const auto& c : checks) {
@@ -115,6 +117,62 @@ TEST(SparseCudaChecks, DtypeCapabilityAndAlignment) {
   dispatch::Reasons r(true);
   r.begin_check(checks[0].name);
   EXPECT_FALSE(checks[0].fn(p, r));
+}
+
+// The names of the checks of cusparselt:spmma that fail for p (capability
+// always fails here: no CUDA device).
+std::vector<std::string> spmma_failures(const ops::sparse::Params& p) {
+  std::vector<std::string> failed;
+  for (const auto& c : ops::sparse::cuda_checks::spmma_checks()) {
+    dispatch::Reasons r(true);
+    r.begin_check(c.name);
+    if (!c.fn(p, r)) failed.push_back(c.name);
+  }
+  return failed;
+}
+
+TEST(SparseCudaChecks, Tf32OperandStridesAndInt8Bias) {
+  using ops::sparse::Params;
+  Params p;
+  p.device = Device::cpu();
+  p.dtype = DType::f32;
+  p.n = 64, p.k = 64, p.m = 32;
+  const Tensor x = Tensor::empty({32, 64}, DType::f32);
+  p.x = x;
+  const std::string saved = precision::get_float32_matmul_precision();
+  precision::set_float32_matmul_precision("highest");  // fp32 stays fp32: cuSPARSELt (TF32 only) may not run
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability", "tf32"}));
+  precision::set_float32_matmul_precision("high");  // TF32 permitted
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability"}));
+  precision::set_float32_matmul_precision(saved);
+
+  p.dtype = DType::f16;
+  p.x = Tensor::empty({64, 32}, DType::f16).T();  // a transposed view: one unit stride, ld 32
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability"}));
+  p.x = Tensor::empty({32, 128}, DType::f16).slice(1, 0, 128, 2);  // no unit stride
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability", "operand"}));
+  p.x = Tensor::empty({32, 72}, DType::f16).slice(1, 0, 64);  // ld 72: not a multiple of 16
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability", "operand"}));
+  p.x = Tensor::empty({32, 65}, DType::f16).slice(1, 1, 65);  // ld 65 and starting 2 bytes in
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability", "operand"}));
+
+  p.dtype = DType::i8;
+  p.x = Tensor::empty({32, 64}, DType::i8);
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability"}));
+  p.bias = Tensor::zeros({64}, DType::i8);
+  EXPECT_EQ(spmma_failures(p), (std::vector<std::string>{"capability", "bias"}));
+}
+
+TEST(Sparse, Int8WeightsDecompress) {
+  // cusparselt:spmma rebuilds int8 weights on the host: decompress_into takes 1-byte values.
+  Tensor values = Tensor::zeros({1, 4}, DType::i8), meta = Tensor::zeros({1, 1}, DType::i8);
+  auto* v = static_cast<int8_t*>(values.data());
+  v[0] = 5, v[1] = -7, v[2] = 0, v[3] = 0;
+  static_cast<int8_t*>(meta.data())[0] = static_cast<int8_t>(1 | 3 << 2);  // columns 1 and 3 of group 0
+  const Tensor dense = ops::sparse::decompress(values, meta, 8, "test");
+  const auto* d = static_cast<const int8_t*>(dense.data());
+  const std::vector<int> got(d, d + 8), want = {0, 5, 0, -7, 0, 0, 0, 0};
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ Tensor checked_weight(const Tensor& w, const char* who) {
   if (w.ndim() != 2) throw_bad_value(who, "a weight of shape " + detail::shape_str(w.shape()), "a 2-D weight [out, in]");
   if (!w.device().is_cpu())
     throw_bad_value(who, "a weight on " + w.device().str(),
-                    "a CPU weight (CUDA 2:4 weights need cuSPARSELt's compressed form, which this build does not make)");
+                    "a CPU weight (compress on the CPU, then move packed and meta to CUDA: cusparselt:spmma makes cuSPARSELt's "
+                    "form from them on first use)");
   if (!cpu_dtype(w.dtype()))
     throw_bad_value(who, std::string("a weight of dtype ") + dtype_name(w.dtype()),
                     std::string("float32, bfloat16, float16 or float64 on the CPU") +
@@ -174,6 +175,8 @@ void decompress_into(const Tensor& values_in, const Tensor& meta_in, int64_t k, 
   const Tensor values = values_in.contiguous(), meta = meta_in.contiguous();
   const auto* codes = static_cast<const uint8_t*>(meta.data());
   switch (values.itemsize()) {
+    // int8: weights made for cusparselt:spmma, which decompresses them on the host once
+    case 1: scatter_rows(static_cast<const uint8_t*>(values.data()), codes, n, k, g, static_cast<uint8_t*>(dst)); break;
     case 2: scatter_rows(static_cast<const uint16_t*>(values.data()), codes, n, k, g, static_cast<uint16_t*>(dst)); break;
     case 4: scatter_rows(static_cast<const uint32_t*>(values.data()), codes, n, k, g, static_cast<uint32_t*>(dst)); break;
     case 8: scatter_rows(static_cast<const uint64_t*>(values.data()), codes, n, k, g, static_cast<uint64_t*>(dst)); break;

@@ -31,6 +31,14 @@ namespace {
 std::vector<std::string> explain_notes(const dispatch::Problem& p) {
   std::vector<std::string> notes;
   notes.push_back("GFLOP/s count the dense product (2 * out * in * n), so sparse and dense rows compare directly");
+  if (p.device.is_cuda()) {
+    notes.push_back("cusparselt:spmma: the weight is compressed into cuSPARSELt's form once (keyed by its packed "
+                    "and meta storages); cudnn.benchmark times algorithm ids 0..max once per problem, else alg 0");
+    if (p.dtype == DType::f32)
+      notes.push_back("float32 runs in TF32 on sparse tensor cores with a 1:2 structure (each pair of columns "
+                      "holds at most one nonzero)");
+    if (p.dtype == DType::i8) notes.push_back("int8: int32 accumulation, an int8 output");
+  }
   if (!p.device.is_cpu()) return notes;
   const bool bf16_hw = kernels::cpu::sparse24_supported(true);
   const bool medium =
@@ -59,6 +67,10 @@ dispatch::OpConfig config() {
   c.flops = [](const int64_t* d) { return 2.0 * double(d[0]) * double(d[1]) * double(d[2]); };
   c.autotune[static_cast<int>(DeviceType::cpu)] =
       dispatch::AutotuneFlags{flags::Id::cpu_benchmark, flags::Id::cpu_benchmark_limit};
+  // On CUDA, cudnn.benchmark (as conv): cusparselt:spmma, the one CUDA row,
+  // times cuSPARSELt's algorithm ids once per problem through the autotune cache.
+  c.autotune[static_cast<int>(DeviceType::cuda)] =
+      dispatch::AutotuneFlags{flags::Id::cudnn_benchmark, flags::Id::cudnn_benchmark_limit};
   c.notes = explain_notes;
   return c;
 }
@@ -67,10 +79,10 @@ std::unique_ptr<dispatch::Implementation> make_spmma_slot() {
 #if BP_HAVE_CUSPARSELT
   dispatch::Properties props;
   props.deterministic = false;  // split-k algorithms may reduce in any order
-  props.workspace = "cuSPARSELt's matmul workspace";
-  // No run_reads yet: backplane_cuda has no run for it (src/cuda/sparse_spmma.cpp); a run's
-  // algorithm search would read cudnn.benchmark / benchmark_limit.
-  return cuda_slot<Params>("cusparselt:spmma", "cusparselt", props, cuda_checks::spmma_checks());
+  props.workspace = "cuSPARSELt's matmul workspace; the weight in cuSPARSELt's compressed form, made once per weight";
+  // The run's algorithm search reads cudnn.benchmark / benchmark_limit (src/cuda/sparse_spmma.cpp).
+  return cuda_slot<Params>("cusparselt:spmma", "cusparselt", props, cuda_checks::spmma_checks(),
+                           cuda_checks::spmma_run_flags());
 #else
   return dispatch::not_built("cusparselt:spmma", "cusparselt",
                              "cuSPARSELt was not found at configure time (scripts/setup.sh fetches it with the CUDA "
