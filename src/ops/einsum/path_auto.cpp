@@ -368,15 +368,25 @@ class SampledGreedy {
       const int y = owner_[std::countr_zero(nb)];  // the live node holding that operand
       nb &= ~live[y].set;
       if (y >= below) continue;
-      const LabelSet r = lv_.keep(live[x].set | live[y].set, live[x].idx | live[y].idx);
-      out.push_back({lv_.net().size_of(r), live[x].size + live[y].size, y, x});
+      // Only a label both hold can leave (each side's labels are needed
+      // outside it), so the result's size comes from the few shared labels
+      // rather than a walk over all of them (sizes are products of whole
+      // numbers: exact below 2^53, and only rounded beyond, far below the noise).
+      const LabelSet shared = live[x].idx & live[y].idx;
+      const LabelSet gone = shared - lv_.keep(live[x].set | live[y].set, shared);
+      const Network& net = lv_.net();
+      const double result = live[x].size * live[y].size / (net.size_of(shared) * net.size_of(gone));
+      out.push_back({result, live[x].size + live[y].size, y, x});
     }
   }
 
   // Scores a pair (with its noise) and queues it.
   void queue(Pair p) {
     const double score = p.result - costmod_ * p.sides;
-    const double gumbel = -std::log(-std::log(uniform_(*rng_)));
+    // In single precision: the logs were a tenth of the search, and noise
+    // needs no more than 24 bits (the top bits of the draw, as before).
+    const float u = (static_cast<float>((*rng_)() >> 40) + 0.5f) * 0x1p-24f;
+    const double gumbel = -std::log(-std::log(u));
     p.score = score - temperature_ * std::max(1.0, std::abs(score)) * gumbel;
     pairs_.push_back(p);
   }
@@ -433,7 +443,6 @@ class SampledGreedy {
   std::vector<int> owner_;  // per operand: the live node holding it
   std::mt19937_64* rng_ = nullptr;
   double costmod_ = 1, temperature_ = 0;
-  std::uniform_real_distribution<double> uniform_{1e-12, 1.0};
 };
 
 }  // namespace
