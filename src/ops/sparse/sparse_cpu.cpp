@@ -76,7 +76,7 @@ std::unique_ptr<dispatch::Implementation> make_sparse24_cpu() {
   list.push_back(cpu_capability_at_least<Params>(backends::cpu::CpuCapability::Avx512));
   dispatch::Properties props;
   props.reduced = dispatch::kBf16;
-  props.workspace = "X packed per panel of 64 rows (bf16: its 6 column pairs per group of 4)";
+  props.workspace = "X packed per panel of 64 rows (bf16: X as bf16 rows, and per thread a 64-row block of W transposed with its vpermw indices)";
   return std::make_unique<dispatch::Impl<Params>>("sparse24:cpu", "cpu", props, std::move(list), run,
                                                   precision::path(precision::Backend::mkldnn, precision::Op::matmul),
                                                   hardware);
