@@ -79,46 +79,80 @@ void pack_x(const Sparse24Input& x, bool x_f32, int64_t k, int64_t mp, int64_t k
   }
 }
 
+// 16 x 16 transpose of 32-bit elements: r[i] = row i in, r[j] = column j out.
+inline void transpose16(__m512i (&r)[16]) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  // u[4 i + c]: in each 128-bit lane L, column 4 L + c of rows 4 i .. 4 i + 3.
+  for (int c = 0; c < 4; ++c) {
+    const __m512i a0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x88), a1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xDD);
+    const __m512i b0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x88);
+    const __m512i b1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xDD);
+    r[c] = _mm512_shuffle_i32x4(a0, b0, 0x88);
+    r[8 + c] = _mm512_shuffle_i32x4(a0, b0, 0xDD);
+    r[4 + c] = _mm512_shuffle_i32x4(a1, b1, 0x88);
+    r[12 + c] = _mm512_shuffle_i32x4(a1, b1, 0xDD);
+  }
+}
+
 // Block b of W (rows 16 b .. 16 b + 15, zero past n) for groups [0, gp):
 // wp[gi][0..15] the value pairs (first in the low half), wp[gi][16..31] the
 // vpermw index words (lane j: the columns, within its chunk of 32, of the
 // pair row j keeps). values: bf16 bits, values_rs elements between rows.
+// The pairs of 16 groups are 16 rows' 64-byte loads, transposed in registers
+// (per-group gathers took about twice as long: at 16 rows of X the packing
+// is most of the call).
 void pack_w_block(const uint16_t* values, int64_t values_rs, const uint8_t* meta, int64_t meta_rs, int64_t n,
                   int64_t g, int64_t gp, int64_t b, uint32_t* wp) {
-  const int64_t j0 = 16 * b;
-  const __mmask16 valid = static_cast<__mmask16>(n - j0 >= 16 ? 0xFFFFu : (1u << (n - j0)) - 1u);
+  const int64_t j0 = 16 * b, rows = std::min<int64_t>(16, n - j0);
+  const __mmask16 valid = static_cast<__mmask16>(rows >= 16 ? 0xFFFFu : (1u << rows) - 1u);
   const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  const __m512i voff = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(2 * values_rs)));
   const __m512i moff = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(meta_rs)));
   const uint16_t* vbase = values + j0 * values_rs;
   const uint8_t* mbase = meta + j0 * meta_rs;
   const int64_t meta_bytes = g / 2;  // a row's meta (g is even)
   const __m512i three = _mm512_set1_epi32(3), fifteen = _mm512_set1_epi32(15);
-  for (int64_t q = 0; q < gp / kChunk; ++q) {
-    // The 8 codes of chunk q of each of the 16 rows: meta bytes 4q .. 4q + 3.
-    __m512i codes;
-    if (4 * q + 4 <= meta_bytes) {
-      codes = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), valid, _mm512_add_epi32(moff, _mm512_set1_epi32(static_cast<int>(4 * q))), mbase, 1);
-    } else {  // the row's last bytes: never read past them (the last row's end)
-      alignas(64) uint32_t words[16] = {};
-      for (int j = 0; j < 16 && j0 + j < n; ++j)
-        for (int64_t i = 4 * q; i < meta_bytes; ++i) words[j] |= uint32_t{mbase[j * meta_rs + i]} << (8 * (i - 4 * q));
-      codes = _mm512_load_si512(words);
-    }
+  for (int64_t q16 = 0; 16 * q16 < gp; ++q16) {
+    __m512i pairs[16];
+    const int64_t in_row = std::clamp<int64_t>(g - 16 * q16, 0, 16);  // groups of this chunk W's rows hold
+    const __mmask16 cols = static_cast<__mmask16>(in_row >= 16 ? 0xFFFFu : (1u << in_row) - 1u);
+    for (int j = 0; j < 16; ++j)
+      pairs[j] = j < rows ? _mm512_maskz_loadu_epi32(cols, vbase + j * values_rs + 32 * q16) : _mm512_setzero_si512();
+    transpose16(pairs);
+    for (int half = 0; half < 2; ++half) {
+      const int64_t q = 2 * q16 + half;  // chunk of 8 groups
+      if (kChunk * q >= gp) break;
+      // The 8 codes of chunk q of each of the 16 rows: meta bytes 4q .. 4q + 3.
+      __m512i codes;
+      if (4 * q + 4 <= meta_bytes) {
+        codes = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), valid,
+                                            _mm512_add_epi32(moff, _mm512_set1_epi32(static_cast<int>(4 * q))), mbase, 1);
+      } else {  // the row's last bytes: never read past them (the last row's end)
+        alignas(64) uint32_t words[16] = {};
+        for (int j = 0; j < rows; ++j)
+          for (int64_t i = 4 * q; i < meta_bytes; ++i) words[j] |= uint32_t{mbase[j * meta_rs + i]} << (8 * (i - 4 * q));
+        codes = _mm512_load_si512(words);
+      }
 #pragma GCC unroll 8
-    for (int h = 0; h < kChunk; ++h) {
-      const int64_t gi = kChunk * q + h;
-      uint32_t* out = wp + gi * 32;
-      const __m512i code = _mm512_and_si512(_mm512_srli_epi32(codes, 4 * h), fifteen);
-      // low word: 4 h + first column, high word: 4 h + second column.
-      const __m512i idx = _mm512_add_epi32(
-          _mm512_add_epi32(_mm512_and_si512(code, three), _mm512_slli_epi32(_mm512_srli_epi32(code, 2), 16)),
-          _mm512_set1_epi32(4 * h * 0x10001));
-      __m512i vals = _mm512_setzero_si512();
-      if (gi < g)
-        vals = _mm512_mask_i32gather_epi32(vals, valid, _mm512_add_epi32(voff, _mm512_set1_epi32(static_cast<int>(4 * gi))), vbase, 1);
-      _mm512_store_si512(out, vals);
-      _mm512_store_si512(out + 16, idx);
+      for (int h = 0; h < kChunk; ++h) {
+        uint32_t* out = wp + (kChunk * q + h) * 32;
+        const __m512i code = _mm512_and_si512(_mm512_srli_epi32(codes, 4 * h), fifteen);
+        // low word: 4 h + first column, high word: 4 h + second column.
+        const __m512i idx = _mm512_add_epi32(
+            _mm512_add_epi32(_mm512_and_si512(code, three), _mm512_slli_epi32(_mm512_srli_epi32(code, 2), 16)),
+            _mm512_set1_epi32(4 * h * 0x10001));
+        _mm512_store_si512(out, pairs[kChunk * half + h]);
+        _mm512_store_si512(out + 16, idx);
+      }
     }
   }
 }
@@ -182,8 +216,13 @@ void sparse24_bf16_avx512(const Sparse24& w, bool values_f32, const Sparse24Inpu
     const float* src = static_cast<const float*>(w.values);
     const int team = threads::team_size(w.n * g / 16384);
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-    for (int64_t j = 0; j < w.n; ++j)
-      for (int64_t i = 0; i < 2 * g; ++i) dst[j * 2 * g + i] = to_bf16(src[j * w.values_rs + i]);
+    for (int64_t j = 0; j < w.n; ++j) {
+      int64_t i = 0;
+      for (; i + 16 <= 2 * g; i += 16)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + j * 2 * g + i),
+                            detail::RoundToBf16::round(_mm512_loadu_ps(src + j * w.values_rs + i)));
+      for (; i < 2 * g; ++i) dst[j * 2 * g + i] = to_bf16(src[j * w.values_rs + i]);
+    }
     values = dst;
     values_rs = 2 * g;
   }
