@@ -36,7 +36,7 @@ rng = np.random.default_rng(0)
 print("backplane from", backplane.__file__, "threads", a.threads)
 print(f"{'dtype':9} {'n':>5} {'impl':16} {'ms':>9} {'GF/s':>7} {'dense ms':>9} {'ratio':>6}")
 for dt in a.dtypes.split(","):
-    np_dt = ml_dtypes.bfloat16 if dt == "bfloat16" else np.float32
+    np_dt = {"bfloat16": ml_dtypes.bfloat16, "float16": np.float16}.get(dt, np.float32)
     backplane.set_float32_matmul_precision("medium" if dt == "medium" else "highest")
     w = sparse.prune_semi_structured(rng.uniform(-1, 1, (a.out, a.inf)).astype(np_dt))
     ws = sparse.to_sparse_semi_structured(w)

@@ -4,10 +4,10 @@
 // Arithmetic: f32 in fp32 FMAs; bf16 with AVX512_BF16 pair dot products
 // (fp32 accumulation), and f32 the same way only when the fp32 precision of
 // (mkldnn, matmul) permits bf16 ("medium"), as matmul's builtin:avx512_bf16
-// (Note [fp32 precision tree]); f16, and bf16 on a CPU without AVX512_BF16,
-// are widened to f32 first. 1-3 rows of X take the AVX2 kernel's row dots
-// (fp32 arithmetic for every dtype, see kRowDotMax). Needs AVX-512 (a check on the CPU capability,
-// so a cap shows in explain).
+// (Note [fp32 precision tree]); bf16 on a CPU without AVX512_BF16 is
+// widened to f32 first. f16, and 1-3 rows of X of any dtype, take the AVX2
+// kernel (fp32 arithmetic, 16-bit operands widened as loaded; kRowDotMax).
+// Needs AVX-512 (a check on the CPU capability, so a cap shows in explain).
 
 #include "backplane/dispatch_checks.h"
 #include "kernels/cpu/sparse24.h"
@@ -36,7 +36,11 @@ constexpr int64_t kRowDotMax = 3;
 
 void run(const Params& p) {
   Staging s = staging(p);
-  if (p.m <= kRowDotMax && kernels::cpu::sparse24_avx2_supported()) {
+  // f16 (no f16 dot product here) also takes the AVX2 kernel, which widens
+  // it as it loads: widening W to an f32 copy per call first (the AVX-512
+  // f32 kernel's input) cost more than the product (4096 x 4096 x 16: 84 ms
+  // against 7 ms).
+  if ((p.m <= kRowDotMax || p.dtype == DType::f16) && kernels::cpu::sparse24_avx2_supported()) {
     const kernels::cpu::Sparse24Type type = p.dtype == DType::bf16  ? kernels::cpu::Sparse24Type::bf16
                                             : p.dtype == DType::f16 ? kernels::cpu::Sparse24Type::f16
                                                                     : kernels::cpu::Sparse24Type::f32;
