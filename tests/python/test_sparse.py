@@ -371,6 +371,95 @@ def test_kernels_take_nan_and_inf_from_stored_entries_only(impl, n):
     close(got, want, 2e-6, 36)
 
 
+# ---------------------------------------------------------------- the AVX-512 kernels' own paths
+
+
+def avx512_bf16_hardware():
+    return any(i.name == "builtin:avx512_bf16" and i.available for i in backends.list_implementations("matmul"))
+
+
+def bf16_round(a):
+    return np.asarray(a, np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
+
+
+# (out, in, n) at the edges of sparse24:cpu's bf16 kernel (sparse24_avx512_bf16.cpp): n from 4 (fewer
+# take the row dots) past its tiles of 4 rows of X; out past its 16-row vectors and 64-row tiles; in
+# across its chunks of 8 groups (32 columns, one load of a row of X) and the meta tail of a row whose
+# g / 2 bytes are not a multiple of 4 (in = 8, 40, 100, 1000); and the f32 kernel's k-blocks of 32
+# groups (in = 128 .. 264) and bands of 2 MiB of packed X (257 x 1100 x 520: 9 panels of 64).
+AVX512_SHAPES = [(1, 8, 4), (16, 32, 5), (17, 33, 7), (15, 40, 8), (63, 100, 9), (64, 64, 4), (65, 129, 13),
+                 (130, 264, 6), (33, 1000, 17), (3, 7, 12), (257, 1100, 520)]
+
+
+@pytest.mark.skipif("sparse24:cpu" not in IMPLS, reason="needs AVX-512")
+@pytest.mark.parametrize("dtype", ["bfloat16", "medium", "float32"])
+def test_avx512_kernels_against_the_rounded_operands(dtype):
+    """bf16 products are exact in fp32: the oracle is float64 on the bf16-rounded operands, so the
+    tolerance is the fp32 accumulation's ("medium", f32 output) or the output's rounding (bf16)."""
+    medium = dtype == "medium"
+    if dtype != "float32" and not avx512_bf16_hardware():
+        pytest.skip("needs AVX512_BF16")
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
+    tol = 8e-3 if dtype == "bfloat16" else 2e-6
+    with backends.implementations("sparse", "sparse24:cpu"):
+        if medium:
+            backplane.set_float32_matmul_precision("medium")
+        for i, (out, k, n) in enumerate(AVX512_SHAPES):
+            w = dense_weight(out, k, np_dtype)
+            if out > 2:
+                w[2, : min(k, 4)] = 0  # an empty group stores zeros
+            ws = sparse.to_sparse_semi_structured(w)
+            wide = rand((n, 2 * k), np_dtype)
+            xs = wide[:, ::2] if i % 2 else wide[:, :k]  # strided rows every other shape: the scalar packing
+            x = backplane.asarray(wide)[:, ::2] if i % 2 else backplane.asarray(wide[:, :k])
+            rounded = bf16_round if medium else (lambda a: np.asarray(a, np.float64))
+            want = oracle(rounded(xs), rounded(w))
+            close(backplane.nn.functional.linear(x, ws), want, tol, k)
+            # matmul(W, b) writes C transposed (columns of W's rows 16 apart): the scalar store
+            close(backplane.matmul(ws, backplane.asarray(wide[:, :k]).T), oracle(rounded(wide[:, :k]), rounded(w)).T,
+                  tol, k)
+        if medium:  # without the permission: fp32 products, a different (exact) result
+            backplane.set_float32_matmul_precision("highest")
+            w = dense_weight(70, 260, np.float32)
+            x = rand((9, 260))
+            close(backplane.nn.functional.linear(x, sparse.to_sparse_semi_structured(w)), oracle(x, w), 2e-6, 260)
+
+
+@pytest.mark.skipif("sparse24:cpu" not in IMPLS, reason="needs AVX-512")
+@pytest.mark.parametrize("dtype", ["bfloat16", "medium"])
+@pytest.mark.parametrize("n", [4, 5, 9, 40])
+def test_avx512_bf16_kernel_takes_nan_and_inf_from_stored_entries_only(dtype, n):
+    if not avx512_bf16_hardware():
+        pytest.skip("needs AVX512_BF16")
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32
+    w = dense_weight(70, 72, np_dtype)
+    w[3, np.nonzero(w[3])[0][-1]] = np.nan
+    w[5, np.nonzero(w[5])[0][0]] = -np.inf
+    w[67] = np.where(w[0] == 0, np_dtype(0.5), np_dtype(0))  # row 67 (the second tile) stores what row 0 prunes
+    x = rand((n, 72), np_dtype)
+    x[:, np.nonzero(w[0] == 0)[0]] = np.inf  # under every pruned entry of row 0: no effect there
+    x[n - 1, np.nonzero(w[67])[0][-1]] = np.nan  # under a stored entry of row 67
+    with backends.implementations("sparse", "sparse24:cpu"):
+        if dtype == "medium":
+            backplane.set_float32_matmul_precision("medium")
+        got = backplane.nn.functional.linear(x, sparse.to_sparse_semi_structured(w))
+    want = oracle(bf16_round(x), bf16_round(w))
+    assert np.isfinite(want[:, 0]).all() and np.isnan(want[:, 3]).all() and np.isnan(want[n - 1, 67])
+    close(got, want, 8e-3 if dtype == "bfloat16" else 2e-6, 72)
+
+
+@pytest.mark.skipif("sparse24:cpu" not in IMPLS, reason="needs AVX-512")
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_avx512_few_rows_take_the_row_dots_in_fp32(n):
+    """1-3 rows of X take the AVX2 kernel's row dots, fp32 products even where "medium" permits bf16."""
+    w = dense_weight(37, 300, np.float32)
+    x = rand((n, 300))
+    with backends.implementations("sparse", "sparse24:cpu"):
+        backplane.set_float32_matmul_precision("medium")
+        got = backplane.nn.functional.linear(x, sparse.to_sparse_semi_structured(w))
+    close(got, oracle(x, w), 2e-6, 300)
+
+
 def test_the_avx2_kernel_is_exact_in_fp32_whatever_the_precision():
     if "sparse24:avx2" not in IMPLS:
         pytest.skip("needs AVX2")

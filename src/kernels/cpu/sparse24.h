@@ -2,9 +2,10 @@
 // Backplane's own 2:4 sparse GEMM on the CPU layout of Note [2:4 CPU
 // layout]: C = X · Wᵀ where W [n, k] keeps 2 of every 4 consecutive entries
 // of a row. Half the multiplies of the dense product: each group of 4
-// columns costs two broadcast-FMAs (f32) or one bf16 pair dot product
-// (AVX512_BF16), with the group's 4-bit code choosing which packed rows of X
-// they read.
+// columns costs two broadcast-FMAs (f32; the group's 4-bit code chooses
+// which packed rows of X they read) or one bf16 pair dot product
+// (AVX512_BF16; the code chooses, through a vpermw, which two columns of X
+// each of 16 rows of W pairs with).
 //
 // Note [2:4 CPU layout]
 // A weight W [n, k] in 2:4 form. Its columns are cut into groups of 4; k is
@@ -48,7 +49,7 @@ struct Sparse24Input {
 void sparse24_f32_avx512(const Sparse24& w, const Sparse24Input& x, float* c, int64_t crs, int64_t ccs);
 
 // The same with bf16 products and fp32 accumulation (vdpbf16ps: each stored
-// pair of a group is one 32-bit lane's dot product). values_f32 / x_f32:
+// pair of a group is one 32-bit lane's dot product; sparse24_avx512_bf16.cpp). values_f32 / x_f32:
 // the operand is f32 and is rounded to bf16 on the way (the "medium"
 // precision path); otherwise it holds bf16 bits. Needs AVX512_BF16.
 void sparse24_bf16_avx512(const Sparse24& w, bool values_f32, const Sparse24Input& x, bool x_f32, float* c,
@@ -64,6 +65,6 @@ enum class Sparse24Type { f32, bf16, f16 };
 // every 16-bit value is an f32). The caller checks sparse24_avx2_supported.
 void sparse24_avx2(const Sparse24& w, const Sparse24Input& x, Sparse24Type type, float* c, int64_t crs, int64_t ccs);
 
-bool sparse24_avx2_supported();  // this build has it and this CPU runs it  // this build has the variant and this CPU runs it
+bool sparse24_avx2_supported();  // this build has the variant and this CPU runs it
 
 }  // namespace bp::kernels::cpu

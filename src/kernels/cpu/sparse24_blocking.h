@@ -1,7 +1,8 @@
 #pragma once
-// The blocking the 2:4 kernels share (sparse24_avx512.cpp,
-// sparse24_avx512_bf16.cpp, sparse24_avx2.cpp; Note [2:4 CPU layout]). Internal linkage: each
-// ISA file compiles its own copy with its own flags.
+// The blocking the 2:4 panel kernels share (sparse24_avx512.cpp,
+// sparse24_avx2.cpp; Note [2:4 CPU layout]; sparse24_avx512_bf16.cpp uses
+// only groups_of). Internal linkage: each ISA file compiles its own copy
+// with its own flags.
 //
 // The product is computed transposed, Cᵀ = W · Xᵀ: a register tile is a
 // few rows of W (each stored entry broadcast) times a panel of rows of X
@@ -28,43 +29,26 @@ inline unsigned code_of(const uint8_t* meta_row, int64_t group) {
   return (meta_row[group >> 1] >> ((group & 1) * 4)) & 15u;
 }
 
-// Runs body(block, panel) for every task, in parallel. Block-major order
-// (a thread's consecutive tasks share a block of W, kept in L2) re-reads the
-// whole packed X once per block of W; once X outgrows its share of L3
-// (x_bytes > kPackedXInL3) those re-reads come from memory, and panel-major
-// order (consecutive tasks share a panel of X; W streams once per panel)
-// moves less: at 4096 x 4096 x 1024 in bf16 (25 MiB of packed X) it took
-// the kernel from 0.97x to 1.14x the dense bf16 GEMM's speed.
+// X's packed panels are walked in bands of at most this many bytes (see
+// for_each_task_banded). The 8 MiB of the AVX2 kernel's measurements; the
+// AVX-512 f32 kernel passes 2 MiB (measured below).
 constexpr int64_t kPackedXInL3 = int64_t{8} << 20;
 
-template <class Body>
-void for_each_task(int64_t n, int64_t m, int64_t width, int64_t x_bytes, Body&& body) {
-  const int64_t blocks = (n + kBlockRows - 1) / kBlockRows, panels = (m + width - 1) / width;
-  const int64_t tasks = blocks * panels;
-  const bool panel_major = x_bytes > kPackedXInL3;
-  const int team = threads::team_size(tasks);
-#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t t = 0; t < tasks; ++t) {
-    if (panel_major)
-      body(t % blocks, t / blocks);
-    else
-      body(t / panels, t % panels);
-  }
-}
-
-// Runs body(block, panel) for every task as for_each_task, in a third
-// order: panels in bands whose packed X fits kPackedXInL3 (at least one
-// panel), bands one after another, block-major within a band (in parallel).
-// A band's X stays in L3 while every block of W passes over it, so W streams
+// Runs body(block, panel) for every task (block: kBlockRows rows of W;
+// panel: `width` rows of X), in parallel: panels in bands whose packed X
+// fits band_bytes (at least one panel), bands one after another,
+// block-major within a band. A band's X stays in L3 while every block of W passes over it, so W streams
 // once per band instead of once per panel (panel-major), and X once in all
 // instead of once per block (block-major). The AVX2 kernel's order: at
 // 4096 x 4096 x 1024 in f32 (64 MiB of packed X) it took that kernel from
-// about 1.38x to 1.5x the dense builtin:avx2 GEMM's speed (on Zen 3; the
-// AVX-512 kernels were not re-measured, so they keep for_each_task).
+// about 1.38x to 1.5x the dense builtin:avx2 GEMM's speed (on Zen 3). The
+// AVX-512 f32 kernel (Zen 5, with its prefetch of W) measured 1.27x at 8 MiB
+// bands, 1.34x at 1-2 MiB, against panel-major's 1.19x.
 template <class Body>
-void for_each_task_banded(int64_t n, int64_t m, int64_t width, int64_t panel_bytes, Body&& body) {
+void for_each_task_banded(int64_t n, int64_t m, int64_t width, int64_t panel_bytes, Body&& body,
+                          int64_t band_bytes = kPackedXInL3) {
   const int64_t blocks = (n + kBlockRows - 1) / kBlockRows, panels = (m + width - 1) / width;
-  const int64_t band = std::max<int64_t>(1, kPackedXInL3 / std::max<int64_t>(panel_bytes, 1));
+  const int64_t band = std::max<int64_t>(1, band_bytes / std::max<int64_t>(panel_bytes, 1));
   for (int64_t p0 = 0; p0 < panels; p0 += band) {
     const int64_t in_band = std::min(band, panels - p0), tasks = blocks * in_band;
     const int team = threads::team_size(tasks);

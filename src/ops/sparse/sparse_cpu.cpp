@@ -4,9 +4,10 @@
 // Arithmetic: f32 in fp32 FMAs; bf16 with AVX512_BF16 pair dot products
 // (fp32 accumulation), and f32 the same way only when the fp32 precision of
 // (mkldnn, matmul) permits bf16 ("medium"), as matmul's builtin:avx512_bf16
-// (Note [fp32 precision tree]); f16, and bf16 on a CPU without AVX512_BF16,
-// are widened to f32 first. Needs AVX-512 (a check on the CPU capability,
-// so a cap shows in explain).
+// (Note [fp32 precision tree]); bf16 on a CPU without AVX512_BF16 is
+// widened to f32 first. f16, and 1-3 rows of X of any dtype, take the AVX2
+// kernel (fp32 arithmetic, 16-bit operands widened as loaded; kRowDotMax).
+// Needs AVX-512 (a check on the CPU capability, so a cap shows in explain).
 
 #include "backplane/dispatch_checks.h"
 #include "kernels/cpu/sparse24.h"
@@ -25,8 +26,30 @@ bool bf16_arithmetic(const Params& p) {
 
 kernels::cpu::Sparse24Input input_of(const Tensor& x) { return {x.data(), x.size(0), x.stride(0), x.stride(1)}; }
 
+// At most this many rows of X take the AVX2 kernel's row dots (sparse24.h;
+// every AVX-512 CPU has AVX2, FMA and F16C): W is streamed once at half the
+// dense weight's bytes, where a panel or a 16-row vector would fill 1-3 of
+// 16 lanes or transpose W for one use. At 4096 x 4096 on Zen 5, m = 1:
+// f32 1.4 ms against 4.5 ms for the panel kernel, bf16 0.95 ms against 2.8.
+// They compute in fp32 whatever the precision (bf16 operands widen exactly).
+constexpr int64_t kRowDotMax = 3;
+
 void run(const Params& p) {
   Staging s = staging(p);
+  // f16 (no f16 dot product here) also takes the AVX2 kernel, which widens
+  // it as it loads: widening W to an f32 copy per call first (the AVX-512
+  // f32 kernel's input) cost more than the product (4096 x 4096 x 16: 84 ms
+  // against 7 ms).
+  if ((p.m <= kRowDotMax || p.dtype == DType::f16) && kernels::cpu::sparse24_avx2_supported()) {
+    const kernels::cpu::Sparse24Type type = p.dtype == DType::bf16  ? kernels::cpu::Sparse24Type::bf16
+                                            : p.dtype == DType::f16 ? kernels::cpu::Sparse24Type::f16
+                                                                    : kernels::cpu::Sparse24Type::f32;
+    const kernels::cpu::Sparse24 w{p.values.data(), p.values.stride(0), static_cast<const uint8_t*>(p.meta.data()),
+                                   p.meta.stride(0), p.n, p.k};
+    kernels::cpu::sparse24_avx2(w, input_of(p.x), type, s.c, p.out_rs, p.out_cs);
+    finish(p, s);
+    return;
+  }
   const bool bf16 = bf16_arithmetic(p);
   Tensor values = p.values, x = p.x;
   if (!bf16 && p.dtype != DType::f32) {  // f16, or bf16 without AVX512_BF16: widen
@@ -57,7 +80,7 @@ std::unique_ptr<dispatch::Implementation> make_sparse24_cpu() {
   list.push_back(cpu_capability_at_least<Params>(backends::cpu::CpuCapability::Avx512));
   dispatch::Properties props;
   props.reduced = dispatch::kBf16;
-  props.workspace = "X packed per panel of 64 rows (bf16: its 6 column pairs per group of 4)";
+  props.workspace = "X packed per panel of 64 rows (bf16: X as bf16 rows, and per thread a 64-row block of W transposed with its vpermw indices)";
   return std::make_unique<dispatch::Impl<Params>>("sparse24:cpu", "cpu", props, std::move(list), run,
                                                   precision::path(precision::Backend::mkldnn, precision::Op::matmul),
                                                   hardware);
