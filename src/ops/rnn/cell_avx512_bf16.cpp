@@ -53,6 +53,7 @@ void rows_of(const StepArgs<float>& s, int64_t u) {
   const int64_t base = s.rows / blocks, extra = s.rows % blocks;
   int64_t b = 0;
   for (int64_t i = 0; i < blocks; ++i) {
+    K32::prefetch_epilogue(s, u, i, blocks);
     const int64_t r = base + (i < extra ? 1 : 0);
     switch (r) {
       case 1: block<G, 1>(s, b, u); break;
@@ -85,14 +86,23 @@ void pack_bf16(const float* w, int gates, int64_t units, int64_t K, uint16_t* pa
           }
 }
 
+// h_prev's rows as bf16 (the pairs are the bf16 values in order, a zero after an odd K), with the
+// hardware's round-to-nearest-even conversion, 16 values an instruction: this runs every step, on every
+// thread, so a scalar loop here cost as much as a fifth of a batch-32 step's products.
 void pairs_bf16(const float* h, int64_t rows, int64_t K, uint32_t* pairs) {
   const int64_t K2 = (K + 1) / 2;
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t k2 = 0; k2 < K2; ++k2) {
-      const uint32_t lo = to_bf16(h[r * K + 2 * k2]);
-      const uint32_t hi = 2 * k2 + 1 < K ? to_bf16(h[r * K + 2 * k2 + 1]) : 0u;
-      pairs[r * K2 + k2] = lo | (hi << 16);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = h + r * K;
+    auto* dst = reinterpret_cast<uint16_t*>(pairs + r * K2);
+    int64_t k = 0;
+    for (; k + 16 <= K; k += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + k)));
+    if (k < K) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (K - k)) - 1);
+      _mm256_mask_storeu_epi16(dst + k, m, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, src + k)));
     }
+    if (K % 2 != 0) dst[K] = 0;
+  }
 }
 
 void step_bf16(const StepArgs<float>& s) {

@@ -70,35 +70,45 @@ struct Kernel {
     else std::memcpy(p, &v, sizeof(T) * static_cast<size_t>(n));
   }
 
-  static vec exp(vec x) {
+  // The cell's nonlinearities run on every gate of every step (5 per LSTM unit), so they are inlined into
+  // the epilogue and, where the traits offer them, use the ISA's scale-by-2^n and reciprocal (AVX-512:
+  // vscalefps, and vrcp14ps with a Newton step in place of a division, a third of its cost).
+  [[gnu::always_inline]] static vec exp(vec x) {
     constexpr bool f32 = sizeof(T) == 4;
     const vec hi = splat(f32 ? T(88.3) : T(709.0)), lo = splat(f32 ? T(-87.3) : T(-708.0));
-    x = x > hi ? hi : x;
+    x = x > hi ? hi : x;  // NaN compares false and passes through
     x = x < lo ? lo : x;
     // n = round(x / ln2) by the add-and-subtract trick (exact for |n| < 2^22).
     const vec shifter = splat(f32 ? T(12582912.0) : T(6755399441055744.0));
-    const vec n = (x * splat(T(1.4426950408889634)) + shifter) - shifter;
-    const vec r = (x - n * splat(T(0.693145751953125))) - n * splat(T(1.4286068203094173e-06));
+    const vec n = Traits::fma(x, splat(T(1.4426950408889634)), shifter) - shifter;
+    const vec r = Traits::fma(n, splat(T(-1.4286068203094173e-06)), Traits::fma(n, splat(T(-0.693145751953125)), x));
+    // e^r by its Taylor polynomial in Horner form (1/k! as constants: one FMA per degree).
     constexpr int degree = f32 ? 7 : 13;
-    vec p = splat(T(1));
-    for (int k = degree; k >= 1; --k) p = Traits::fma(p, r * splat(T(1) / T(k)), splat(T(1)));
-    // 2^n from the exponent bits.
-    if constexpr (f32) {
-      using ivec = typename Traits::ivec;
-      const ivec bits = (__builtin_convertvector(n, ivec) + 127) << 23;
-      vec scale;
-      std::memcpy(&scale, &bits, sizeof(vec));
-      return p * scale;
+    T inv_fact[degree + 1];
+    inv_fact[0] = T(1);
+    for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / T(k);
+    vec p = splat(inv_fact[degree]);
+    for (int k = degree - 1; k >= 0; --k) p = Traits::fma(p, r, splat(inv_fact[k]));
+    if constexpr (requires { Traits::scale2(p, n); }) {
+      return Traits::scale2(p, n);
     } else {
+      // 2^n from the exponent bits.
       using ivec = typename Traits::ivec;
-      const ivec bits = (__builtin_convertvector(n, ivec) + 1023) << 52;
+      const ivec bits = (__builtin_convertvector(n, ivec) + (f32 ? 127 : 1023)) << (f32 ? 23 : 52);
       vec scale;
       std::memcpy(&scale, &bits, sizeof(vec));
       return p * scale;
     }
   }
-  static vec sigmoid(vec x) { return splat(T(1)) / (splat(T(1)) + exp(-x)); }
-  static vec tanh(vec x) { return splat(T(1)) - splat(T(2)) / (splat(T(1)) + exp(x + x)); }
+  // 1 / d for d >= 1 (finite).
+  [[gnu::always_inline]] static vec recip(vec d) {
+    if constexpr (requires { Traits::recip(d); }) return Traits::recip(d);
+    else return splat(T(1)) / d;
+  }
+  [[gnu::always_inline]] static vec sigmoid(vec x) { return recip(splat(T(1)) + exp(-x)); }
+  [[gnu::always_inline]] static vec tanh(vec x) {
+    return Traits::fma(splat(T(-2)), recip(splat(T(1)) + exp(x + x)), splat(T(1)));
+  }
 
   // acc[r][g] = sum_k a[r][k] * panel[k][g] for R rows of a (row stride lda).
   // acc[r][g] (+)= sum over k in [0, K) of a[r][k] * panel[k][g]; `a` and `panel` start at the range's first k.
@@ -221,6 +231,25 @@ struct Kernel {
   // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
   // a small remainder with few accumulators per panel load. With several blocks, k goes in ranges whose
   // slice of the panel (about 16 KiB) stays in L1 while every block uses it (Note [Recurrent panels]).
+  // The epilogue reads this step's input projections (and LSTM's c) of its unit block: B * G lines written
+  // by the projection GEMM many steps earlier, so no longer in L1 / L2 (at batch 32 half of the epilogue's
+  // time was spent waiting for them). So while the products of block u run, the lines of block u + 1 are
+  // prefetched, a few per call: call i of n does its share of them.
+  static void prefetch_epilogue(const StepArgs<T>& s, int64_t u, int64_t i, int64_t n) {
+    if (s.xw == nullptr || (u + 1) * V >= s.units) return;
+    const int64_t j0 = (u + 1) * V;
+    const int per_row = s.gates + (s.c != nullptr ? 1 : 0);
+    const int64_t lines = s.rows * per_row, from = lines * i / n, to = lines * (i + 1) / n;
+    for (int64_t l = from; l < to; ++l) {
+      const int64_t b = l / per_row, g = l % per_row;
+      const T* p = g < s.gates ? s.xw + b * s.xw_ld + g * s.units + j0 : s.c + b * s.c_ld + j0;
+      // Into L2 only: the rows lie a power of two apart (G * H floats), so in L1 they would share a few
+      // sets and evict each other before the epilogue reads them.
+      __builtin_prefetch(p, 0, 2);
+      __builtin_prefetch(p + V - 1, 0, 2);  // the block may straddle two lines
+    }
+  }
+
   template <int G, int R>
   static void rows_of(const StepArgs<T>& s, int64_t u) {
     const int64_t blocks = (s.rows + R - 1) / R;
@@ -228,10 +257,13 @@ struct Kernel {
     const int64_t chunk = blocks == 1 ? s.K : std::max<int64_t>(16, kL1Bytes / (G * V * int64_t(sizeof(T))));
     thread_local std::vector<T> partial;
     if (chunk < s.K && partial.size() < static_cast<size_t>(s.rows * G * V)) partial.resize(static_cast<size_t>(s.rows * G * V));
+    const int64_t calls = blocks * ((s.K + chunk - 1) / chunk);
+    int64_t call = 0;
     for (int64_t k0 = 0; k0 < s.K; k0 += chunk) {
       const int64_t k1 = std::min(s.K, k0 + chunk);
       int64_t b = 0;
       for (int64_t i = 0; i < blocks; ++i) {
+        prefetch_epilogue(s, u, call++, calls);
         const int64_t r = base + (i < extra ? 1 : 0);
         T* part = partial.data();
         switch (r) {

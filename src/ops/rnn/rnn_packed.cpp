@@ -21,6 +21,7 @@
 
 #include "backplane/dispatch_checks.h"
 #include "core/threads.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/scratch.h"
 #include "ops/matmul/impls.h"
 #include "ops/matmul/params.h"
@@ -58,6 +59,18 @@ void input_projection(const Tensor& a, const Tensor& w, const Tensor& out, DType
   mp.dtype = dtype;
   mp.device = Device::cpu();
   dispatch::execute(matmul::matmul_op(), matmul::problem_of(mp), &mp);
+}
+
+// The same product under the bf16 permission (packed:avx512_bf16): straight on Backplane's GEMM with its
+// AVX512_BF16 variant, which rounds X and W_ih to bf16 while packing them and accumulates in fp32. The
+// permission covers all of the RNN's products, as oneDNN's bf16 RNN does; the matmul dispatcher is not
+// asked, since its own precision setting (for matmul) is not the one the user relaxed.
+void input_projection_bf16(const Tensor& a, const Tensor& w, const Tensor& out) {
+  using namespace kernels::cpu;
+  const MatView<const float> av{a.data_ptr<float>(), a.size(0), a.size(1), a.stride(0), a.stride(1)};
+  const MatView<const float> bv{w.data_ptr<float>(), w.size(1), w.size(0), w.stride(1), w.stride(0)};
+  const MatView<float> cv{out.data_ptr<float>(), out.size(0), out.size(1), out.stride(0), out.stride(1)};
+  gemm_f32(GemmIsa::avx512_bf16, av, bv, cv, 1.0f, 0.0f);
 }
 
 // A tensor over memory owned elsewhere (a kernel scratch slot, Note [Kernel scratch]).
@@ -161,7 +174,8 @@ void run_typed(const Params& p, bool bf16) {
         // Steps s0 .. s1-1 run times [t0, t0 + n): increasing forward, decreasing in reverse.
         const int64_t s1 = std::min(TT, s0 + chunk), n = s1 - s0, t0 = d == 0 ? s0 : TT - s1;
         const Tensor xw = over(xw_mem, {n * B, G * H}, dt);
-        input_projection(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw, dt);
+        if (bf16) input_projection_bf16(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw);
+        else input_projection(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw, dt);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
         // Each thread rounds all of h_prev to bf16 pairs for itself (B x P values: far less than a step's
@@ -303,7 +317,7 @@ std::unique_ptr<dispatch::Implementation> make_packed_bf16() {
   checks.push_back(precision_permits<Params>(precision::Backend::mkldnn, precision::Op::rnn, flags::Precision::bf16,
                                              is_f32));
   dispatch::Properties props;
-  props.calls = {"matmul"};
+  props.calls = {};  // its input projections run on the GEMM directly (input_projection_bf16)
   props.reduced = dispatch::kBf16;
   props.workspace = "as packed:cpu's, W_hh as bf16 pairs";
   return std::make_unique<dispatch::Impl<Params>>(
