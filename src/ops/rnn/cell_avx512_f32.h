@@ -28,6 +28,30 @@ struct F32 {
     return (vec)_mm512_fmadd_ps(r, _mm512_fnmadd_ps((__m512)d, r, _mm512_set1_ps(1.0f)), r);
   }
   static constexpr int rows4 = 6, rows3 = 8, rows1 = 8;  // rows per step tile: 32 registers
+  // r[i] becomes column i of the 16 x 16 tile whose rows were r[0..15] (the packing of the recurrent
+  // panels: rows of W are units, the panel's vectors are 16 units at one k).
+  static void transpose16(vec (&r)[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_ps((__m512)r[2 * i], (__m512)r[2 * i + 1]);      // per lane: a0 b0 a1 b1
+      t[2 * i + 1] = _mm512_unpackhi_ps((__m512)r[2 * i], (__m512)r[2 * i + 1]);  //           a2 b2 a3 b3
+    }
+    for (int i = 0; i < 4; ++i) {  // rows 4i .. 4i+3; u[4i + j] holds, in lane L, column 4L + j of them
+      u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0x44);
+      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i + 0], t[4 * i + 2], 0xEE);
+      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    for (int j = 0; j < 4; ++j) {  // column 4L + j: lane L of u[j], u[4 + j], u[8 + j], u[12 + j]
+      const __m512 v0 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88), v1 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+      const __m512 v2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+      const __m512 v3 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+      r[j] = (vec)_mm512_shuffle_f32x4(v0, v2, 0x88);
+      r[8 + j] = (vec)_mm512_shuffle_f32x4(v0, v2, 0xDD);
+      r[4 + j] = (vec)_mm512_shuffle_f32x4(v1, v3, 0x88);
+      r[12 + j] = (vec)_mm512_shuffle_f32x4(v1, v3, 0xDD);
+    }
+  }
 };
 
 }  // namespace

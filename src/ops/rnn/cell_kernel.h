@@ -41,6 +41,7 @@ struct Kernel {
   static constexpr int V = Traits::V;
   static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
   static constexpr int64_t kL1Bytes = 16 << 10;  // the panel slice the row blocks share in L1
+  static constexpr int64_t kTailK = 48;          // how many k before the end of a product the epilogue prefetches
 
   static vec splat(T x) { return Traits::splat(x); }
   // One whole vector from p (unaligned). Not memcpy: GCC merged the G
@@ -122,9 +123,11 @@ struct Kernel {
       for (; k + 1 < K; k += 2) {
         const vec x0 = splat(a[k]), x1 = splat(a[k + 1]);
         const T* w = panel + k * G * V;
-        // Batch 1 streams W_hh once per step from L3: fetch a few k ahead.
+        // Batch 1 streams W_hh once per step from L3: fetch a few k ahead, non-temporal (not kept in L2:
+        // it would only evict the panels that the next step, running the blocks in reverse, reads first;
+        // about 10% more bandwidth from L3 than prefetcht0 here).
         const char* ahead = reinterpret_cast<const char*>(w + kPrefetchK * G * V);
-        for (size_t off = 0; off < 2 * G * sizeof(vec); off += 64) __builtin_prefetch(ahead + off);
+        for (size_t off = 0; off < 2 * G * sizeof(vec); off += 64) __builtin_prefetch(ahead + off, 0, 0);
         for (int g = 0; g < G; ++g) {
           const vec w0 = loadu(w + g * V), w1 = loadu(w + (G + g) * V);
           acc[0][g] = Traits::fma(x0, w0, acc[0][g]);
@@ -162,7 +165,14 @@ struct Kernel {
         if (k0 == 0) acc[r][g] = splat(T(0));
         else acc[r][g] = loadu(partial + ((b0 + r) * G + g) * V);
       }
-    if (k1 > k0) product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, k1 - k0, acc);
+    // The epilogue's own lines are fetched into L1 shortly before the product ends (earlier, the panel
+    // streaming through L1 would evict them again): the last kTailK values of k hide their latency.
+    const int64_t mid = k1 == s.K && k1 - k0 > 2 * kTailK ? k1 - kTailK : k1;
+    if (mid > k0) product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, mid - k0, acc);
+    if (k1 > mid) {
+      prefetch_rows(s, b0, R, u);
+      product<G, R>(s.a + b0 * s.lda + mid, s.lda, s.panel + (u * s.K + mid) * G * V, k1 - mid, acc);
+    }
     if (k1 < s.K) {
       for (int r = 0; r < R; ++r)
         for (int g = 0; g < G; ++g) storeu(partial + ((b0 + r) * G + g) * V, acc[r][g]);
@@ -247,6 +257,20 @@ struct Kernel {
       // sets and evict each other before the epilogue reads them.
       __builtin_prefetch(p, 0, 2);
       __builtin_prefetch(p + V - 1, 0, 2);  // the block may straddle two lines
+    }
+  }
+
+  // The lines the epilogue of rows b0 .. b0 + R - 1, unit block u, reads: the input projections and c.
+  static void prefetch_rows(const StepArgs<T>& s, int64_t b0, int R, int64_t u) {
+    if (s.xw == nullptr) return;
+    const int64_t j0 = u * V;
+    for (int r = 0; r < R; ++r) {
+      const T* x = s.xw + (b0 + r) * s.xw_ld + j0;
+      for (int g = 0; g < s.gates; ++g) {
+        __builtin_prefetch(x + g * s.units);
+        __builtin_prefetch(x + g * s.units + V - 1);
+      }
+      if (s.c != nullptr) __builtin_prefetch(s.c + (b0 + r) * s.c_ld + j0);
     }
   }
 
@@ -348,6 +372,23 @@ struct Kernel {
   // Note [Recurrent panels]: w is [G * units, K] row-major.
   static void pack(const T* w, int gates, int64_t units, int64_t K, T* panel) {
     const int64_t blocks = (units + V - 1) / V;
+    if constexpr (requires(vec (&r)[V]) { Traits::transpose16(r); }) {
+      // V x V tiles transposed in registers: rows read and panel vectors written whole (the element loop
+      // below gathers with a stride of K, and cost a tenth of a batch-1 call).
+      for (int64_t u = 0; u < blocks; ++u)
+        for (int g = 0; g < gates; ++g)
+          for (int64_t k0 = 0; k0 < K; k0 += V) {
+            const int nk = static_cast<int>(K - k0 < V ? K - k0 : V);
+            vec r[V];
+            for (int v = 0; v < V; ++v) {
+              const int64_t j = u * V + v;
+              r[v] = j < units ? load(w + (g * units + j) * K + k0, nk) : splat(T(0));
+            }
+            Traits::transpose16(r);
+            for (int i = 0; i < nk; ++i) storeu(panel + ((u * K + k0 + i) * gates + g) * V, r[i]);
+          }
+      return;
+    }
     for (int64_t u = 0; u < blocks; ++u)
       for (int64_t k = 0; k < K; ++k)
         for (int g = 0; g < gates; ++g)

@@ -19,6 +19,10 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "backplane/dispatch_checks.h"
 #include "core/threads.h"
 #include "kernels/cpu/gemm.h"
@@ -122,7 +126,7 @@ void run_typed(const Params& p, bool bf16) {
   // (bf16 pairs take the room of one T each.)
   const int64_t panel_size = bf16 ? blocks * ((P + 1) / 2) * G * V : blocks * P * G * V;
   const int64_t proj_size = proj ? proj_blocks * H * V : 0;
-  T* const panel = B == 1 && !bf16 ? nullptr : scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
+  T* const panel = scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
   T* const proj_panel = panel == nullptr ? nullptr : panel + panel_size;
   auto* const panel16 = reinterpret_cast<uint16_t*>(panel);
   std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
@@ -154,7 +158,7 @@ void run_typed(const Params& p, bool bf16) {
       // 2. The recurrence.
       // Batch 1 reads W_hh (and W_hr) where they lie, row by row: a step streams them once whatever their
       // order, so packing them would only add a pass (Note [Recurrent panels]).
-      const bool by_rows = B == 1 && !bf16;
+      const bool by_rows = false;
       const T* w_hh = p.param(l, d, Which::w_hh).template data_ptr<T>();
       const T* w_hr = proj ? p.param(l, d, Which::w_hr).template data_ptr<T>() : nullptr;
       if (bf16) {
@@ -181,6 +185,11 @@ void run_typed(const Params& p, bool bf16) {
         // Each thread rounds all of h_prev to bf16 pairs for itself (B x P values: far less than a step's
         // products, and no extra barrier).
         std::vector<uint32_t> pairs(bf16 ? static_cast<size_t>(B * ((P + 1) / 2)) : 0);
+#ifdef _OPENMP
+        const int64_t tid = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        const int64_t tid = 0, nt = 1;
+#endif
         for (int64_t s = s0; s < s1; ++s) {
           const int64_t t = d == 0 ? s : TT - 1 - s;
           T* prev = hbuf.data() + (s % 2) * B * P;
@@ -212,8 +221,12 @@ void run_typed(const Params& p, bool bf16) {
           a.keep = proj ? nullptr : prev;  // K == H without a projection
           a.keep_ld = P;
           a.active = active;
-#pragma omp for schedule(static)
-          for (int64_t u = 0; u < blocks; ++u) {
+          // This thread's share of the unit blocks (as a static omp for would split them), in alternating
+          // order: a step starts on the panels the previous one read last, which are still in L2 (a batch-1
+          // step is bound by streaming W_hh from L3, and L2 holds a quarter of a 512-unit LSTM's).
+          const int64_t lo = blocks * tid / nt, hi = blocks * (tid + 1) / nt;
+          for (int64_t i = lo; i < hi; ++i) {
+            const int64_t u = s % 2 == 0 ? i : lo + hi - 1 - i;
             a.u0 = u;
             a.u1 = u + 1;
             if constexpr (std::is_same_v<T, float>) {
@@ -223,6 +236,7 @@ void run_typed(const Params& p, bool bf16) {
               Typed<T>::step(isa, a);
             }
           }
+#pragma omp barrier
           if (proj) {
             StepArgs<T> q;
             q.epilogue = Epilogue::store;
