@@ -114,7 +114,9 @@ struct Kernel {
   // acc[r][g] = sum_k a[r][k] * panel[k][g] for R rows of a (row stride lda).
   // acc[r][g] (+)= sum over k in [0, K) of a[r][k] * panel[k][g]; `a` and `panel` start at the range's first k.
   template <int G, int R>
-  static void product(const T* a, int64_t lda, const T* panel, int64_t K, vec (&acc)[R][G]) {
+  // Several rows also prefetch pf_lines cache lines from pf, one per k (the next k range's panel slice).
+  static void product(const T* a, int64_t lda, const T* panel, int64_t K, vec (&acc)[R][G], const char* pf = nullptr,
+                      int64_t pf_lines = 0) {
     if constexpr (R == 1) {
       // One row (batch 1): a second set of accumulators over odd k breaks the FMA latency chain.
       vec odd[G];
@@ -144,6 +146,7 @@ struct Kernel {
       for (int g = 0; g < G; ++g) acc[0][g] += odd[g];
     } else {
       for (int64_t k = 0; k < K; ++k) {
+        if (k < pf_lines) __builtin_prefetch(pf + k * 64);
         vec w[G];
         for (int g = 0; g < G; ++g) w[g] = loadu(panel + (k * G + g) * V);
         for (int r = 0; r < R; ++r) {
@@ -158,7 +161,8 @@ struct Kernel {
   // partial sums of earlier ranges come from (and, before the last range, go back to) `partial`
   // ([rows][G * V]); the last range ends in the epilogue.
   template <int G, int R>
-  static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial) {
+  static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial,
+                    const char* pf = nullptr, int64_t pf_lines = 0) {
     vec acc[R][G];
     for (int r = 0; r < R; ++r)
       for (int g = 0; g < G; ++g) {
@@ -167,8 +171,11 @@ struct Kernel {
       }
     // The epilogue's own lines are fetched into L1 shortly before the product ends (earlier, the panel
     // streaming through L1 would evict them again): the last kTailK values of k hide their latency.
-    const int64_t mid = k1 == s.K && k1 - k0 > 2 * kTailK ? k1 - kTailK : k1;
-    if (mid > k0) product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, mid - k0, acc);
+    // (Several rows: each k is R times the work and the lines were prefetched into L2 a block ahead.)
+    const int64_t tail = R == 1 ? kTailK : kTailK / 4;
+    const int64_t mid = k1 == s.K && k1 - k0 > 2 * tail ? k1 - tail : k1;
+    if (mid > k0)
+      product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, mid - k0, acc, pf, pf_lines);
     if (k1 > mid) {
       prefetch_rows(s, b0, R, u);
       product<G, R>(s.a + b0 * s.lda + mid, s.lda, s.panel + (u * s.K + mid) * G * V, k1 - mid, acc);
@@ -289,16 +296,21 @@ struct Kernel {
       for (int64_t i = 0; i < blocks; ++i) {
         prefetch_epilogue(s, u, call++, calls);
         const int64_t r = base + (i < extra ? 1 : 0);
+        // Row block i of `blocks` fetches its share of the next k range's panel slice (it follows this one
+        // in the panel), so that the first block of that range does not wait on L3 for every line.
+        const int64_t next_lines = k1 < s.K ? (std::min(s.K, k1 + chunk) - k1) * G * V * int64_t(sizeof(T)) / 64 : 0;
+        const int64_t pf_from = next_lines * i / blocks, pf_lines = next_lines * (i + 1) / blocks - pf_from;
+        const char* pf = reinterpret_cast<const char*>(s.panel + (u * s.K + k1) * G * V) + pf_from * 64;
         T* part = partial.data();
         switch (r) {
-          case 1: block<G, 1>(s, b, u, k0, k1, part); break;
-          case 2: if constexpr (R >= 2) block<G, 2>(s, b, u, k0, k1, part); break;
-          case 3: if constexpr (R >= 3) block<G, 3>(s, b, u, k0, k1, part); break;
-          case 4: if constexpr (R >= 4) block<G, 4>(s, b, u, k0, k1, part); break;
-          case 5: if constexpr (R >= 5) block<G, 5>(s, b, u, k0, k1, part); break;
-          case 6: if constexpr (R >= 6) block<G, 6>(s, b, u, k0, k1, part); break;
-          case 7: if constexpr (R >= 7) block<G, 7>(s, b, u, k0, k1, part); break;
-          default: if constexpr (R >= 8) block<G, 8>(s, b, u, k0, k1, part); break;
+          case 1: block<G, 1>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 2: if constexpr (R >= 2) block<G, 2>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 3: if constexpr (R >= 3) block<G, 3>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 4: if constexpr (R >= 4) block<G, 4>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 5: if constexpr (R >= 5) block<G, 5>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 6: if constexpr (R >= 6) block<G, 6>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 7: if constexpr (R >= 7) block<G, 7>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          default: if constexpr (R >= 8) block<G, 8>(s, b, u, k0, k1, part, pf, pf_lines); break;
         }
         b += r;
       }
