@@ -41,7 +41,7 @@ struct Kernel {
   static constexpr int V = Traits::V;
   static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
   static constexpr int64_t kL1Bytes = 16 << 10;  // the panel slice the row blocks share in L1
-  static constexpr int64_t kTailK = 48;          // how many k before the end of a product the epilogue prefetches
+  static constexpr int64_t kTailK = 96;          // how many k before the end of a product the epilogue prefetches
 
   static vec splat(T x) { return Traits::splat(x); }
   // One whole vector from p (unaligned). Not memcpy: GCC merged the G
@@ -250,11 +250,12 @@ struct Kernel {
   // slice of the panel (about 16 KiB) stays in L1 while every block uses it (Note [Recurrent panels]).
   // The epilogue reads this step's input projections (and LSTM's c) of its unit block: B * G lines written
   // by the projection GEMM many steps earlier, so no longer in L1 / L2 (at batch 32 half of the epilogue's
-  // time was spent waiting for them). So while the products of block u run, the lines of block u + 1 are
-  // prefetched, a few per call: call i of n does its share of them.
+  // time was spent waiting for them). So while the products of block u run, the lines of the block this
+  // thread runs next are prefetched, a few per call: call i of n does its share of them.
   static void prefetch_epilogue(const StepArgs<T>& s, int64_t u, int64_t i, int64_t n) {
-    if (s.xw == nullptr || (u + 1) * V >= s.units) return;
-    const int64_t j0 = (u + 1) * V;
+    const int64_t next = u + 1 < s.u1 ? u + 1 : s.next_unit;  // the caller's order may run backwards
+    if (s.xw == nullptr || next < 0 || next * V >= s.units) return;
+    const int64_t j0 = next * V;
     const int per_row = s.gates + (s.c != nullptr ? 1 : 0);
     const int64_t lines = s.rows * per_row, from = lines * i / n, to = lines * (i + 1) / n;
     for (int64_t l = from; l < to; ++l) {

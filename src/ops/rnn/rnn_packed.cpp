@@ -244,6 +244,7 @@ void run_typed(const Params& p, bool bf16) {
             const int64_t u = s % 2 == 0 ? i : lo + hi - 1 - i;
             a.u0 = u;
             a.u1 = u + 1;
+            a.next_unit = i + 1 >= hi ? -1 : s % 2 == 0 ? u + 1 : u - 1;
             if constexpr (std::is_same_v<T, float>) {
               if (bf16) cell::step_bf16(a);
               else Typed<T>::step(isa, a);
