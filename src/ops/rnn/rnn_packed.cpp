@@ -136,8 +136,11 @@ void run_typed(const Params& p, bool bf16) {
   // (bf16 pairs take the room of one T each.)
   const int64_t panel_size = bf16 ? blocks * ((P + 1) / 2) * G * V : blocks * P * G * V;
   const int64_t proj_size = proj ? proj_blocks * H * V : 0;
-  T* const panel = scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
-  T* const proj_panel = panel == nullptr ? nullptr : panel + panel_size;
+  const int64_t xw_pad = xw_ld - G * H, widest_in = std::max(cfg.input_size, D * P);
+  const int64_t padded_size = xw_pad > 0 ? xw_ld * widest_in : 0;  // W_ih with its padding rows
+  T* const panel = scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size + padded_size);
+  T* const proj_panel = panel + panel_size;
+  T* const padded_w_ih = proj_panel + proj_size;
   auto* const panel16 = reinterpret_cast<uint16_t*>(panel);
   std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
       cbuf(lstm ? static_cast<size_t>(B * H) : 0);
@@ -164,9 +167,10 @@ void run_typed(const Params& p, bool bf16) {
         }
       }
       Tensor w_ih = p.param(l, d, Which::w_ih);
-      if (xw_ld > G * H) {
-        Tensor padded = Tensor::zeros({xw_ld, w_ih.size(1)}, dt);
+      if (xw_pad > 0) {
+        const Tensor padded = over(padded_w_ih, {xw_ld, w_ih.size(1)}, dt);
         padded.slice(0, 0, G * H).copy_from(w_ih);
+        std::fill(padded_w_ih + G * H * w_ih.size(1), padded_w_ih + xw_ld * w_ih.size(1), T(0));
         w_ih = padded;
       }
       const T* x_bias = bias.defined() ? bias.template data_ptr<T>() : nullptr;
