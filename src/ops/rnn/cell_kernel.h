@@ -40,7 +40,11 @@ struct Kernel {
   using vec = typename Traits::vec;
   static constexpr int V = Traits::V;
   static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
-  static constexpr int64_t kL1Bytes = 16 << 10;  // the panel slice the row blocks share in L1
+  // The panel slice the row blocks share in L1 (the traits' own where measured: AVX-512, 32 KiB).
+  static constexpr int64_t kL1Bytes = [] {
+    if constexpr (requires { Traits::l1_slice_bytes; }) return int64_t{Traits::l1_slice_bytes};
+    else return int64_t{16 << 10};
+  }();
   static constexpr int64_t kTailK = 96;          // how many k before the end of a product the epilogue prefetches
 
   static vec splat(T x) { return Traits::splat(x); }
@@ -247,7 +251,7 @@ struct Kernel {
 
   // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
   // a small remainder with few accumulators per panel load. With several blocks, k goes in ranges whose
-  // slice of the panel (about 16 KiB) stays in L1 while every block uses it (Note [Recurrent panels]).
+  // slice of the panel (kL1Bytes) stays in L1 while every block uses it (Note [Recurrent panels]).
   // The epilogue reads this step's input projections (and LSTM's c) of its unit block: B * G lines written
   // by the projection GEMM many steps earlier, so no longer in L1 / L2 (at batch 32 half of the epilogue's
   // time was spent waiting for them). So while the products of block u run, the lines of the block this
