@@ -16,9 +16,12 @@
 // panel), writing only h (and c): the gates never go to memory. The blocks
 // of units are independent, so threads split them, with one barrier per
 // step (every thread reads all of h_prev). With one row (batch 1) a step
-// is a matrix-vector product that streams W_hh once whatever its order, so
-// there W_hh is read where it lies in the buffer, row by row (dot products
-// of 4 rows at a time), and nothing is packed.
+// is a matrix-vector product bound by streaming W_hh from L3: fp32 on
+// AVX-512 packs it anyway (by 16 x 16 register transposes, cheap) and
+// streams the panels with non-temporal prefetches, each step running the
+// unit blocks in the reverse order of the previous one (its last panels
+// are still in L2); the other variants read W_hh where it lies in the
+// buffer, row by row (dot products of 4 rows at a time), nothing packed.
 //
 // Nonlinearities are vectorised: exp by range reduction (x = n ln2 + r,
 // |r| <= ln2/2) and a Taylor polynomial (degree 7 for f32, 13 for f64:
