@@ -578,6 +578,72 @@ def test_bf16_permission_row(mode, batch):
     assert "packed:avx512_bf16    rejected       dtype" in table
 
 
+# Hidden sizes whose gates * hidden * itemsize is a multiple of 1 KiB: packed:cpu pads the rows of the
+# input projection by a cache line there (batch > 1); batch 1 streams the packed panels (16 x 16 transposes
+# of W, K = hidden not a multiple of 16 in the odd ones).
+PADDED = {"LSTM": 64, "GRU": 256, "RNN_TANH": 256, "RNN_RELU": 256}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("batch", [1, 5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("odd", [False, True])
+def test_padded_projection_and_panels_against_the_oracle(mode, batch, dtype, odd):
+    hidden = PADDED[mode] + (7 if odd else 0)
+    m = make(mode, 6, hidden, num_layers=2, dtype=dtype)
+    x = rand((4, batch, 6), 31, 0.5)
+    out, state = run(m, backplane.asarray(x, dtype=dtype), impl="packed:cpu")
+    h, c = split_state(mode, state)
+    ref_out, ref_h, ref_c = rnn_oracle.run(mode, state64(m), x.astype(dtype), 2, False)
+    tol = TOL[dtype]
+    np.testing.assert_allclose(arr(out), ref_out, atol=tol, rtol=tol)
+    np.testing.assert_allclose(arr(h), ref_h, atol=tol, rtol=tol)
+    if mode == "LSTM":
+        np.testing.assert_allclose(arr(c), ref_c, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("hidden", [17, 64, 100])
+@pytest.mark.parametrize("batch", [1, 9])
+def test_bf16_row_against_the_oracle(mode, hidden, batch):
+    # bf16 products (the recurrent panels and the input projections on the AVX512_BF16 GEMM), fp32 state:
+    # within bf16's rounding of the oracle, and measurably not fp32's result.
+    if not _bf16_row_available():
+        pytest.skip("this CPU lacks AVX512_BF16")
+    m = make(mode, 7, hidden, num_layers=2)
+    x = rand((5, batch, 7), 32, 0.5).astype(np.float32)
+    before = backends.mkldnn.rnn.fp32_precision
+    backends.mkldnn.rnn.fp32_precision = "bf16"
+    try:
+        out, state = run(m, backplane.asarray(x), impl="packed:avx512_bf16")
+    finally:
+        backends.mkldnn.rnn.fp32_precision = before
+    h, c = split_state(mode, state)
+    ref_out, ref_h, ref_c = rnn_oracle.run(mode, state64(m), x, 2, False)
+    err = np.abs(arr(out) - ref_out).max()
+    assert 1e-6 < err < 3e-2, err
+    np.testing.assert_allclose(arr(h), ref_h, atol=3e-2)
+    if mode == "LSTM":
+        np.testing.assert_allclose(arr(c), ref_c, atol=3e-2)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN_TANH"])
+def test_bf16_row_propagates_nan(mode):
+    if not _bf16_row_available():
+        pytest.skip("this CPU lacks AVX512_BF16")
+    m = make(mode, 3, 40)
+    x = rand((5, 3, 3), 33).astype(np.float32)
+    x[2, 1, 0] = np.nan  # entry 1 turns NaN from step 2 on; the others stay finite
+    before = backends.mkldnn.rnn.fp32_precision
+    backends.mkldnn.rnn.fp32_precision = "bf16"
+    try:
+        out, _ = run(m, backplane.asarray(x), impl="packed:avx512_bf16")
+    finally:
+        backends.mkldnn.rnn.fp32_precision = before
+    o = arr(out)
+    assert np.isnan(o[2:, 1]).all() and np.isfinite(o[:2]).all() and np.isfinite(o[:, [0, 2]]).all()
+
+
 def test_explain_takes_the_module_and_its_input():
     # explain("rnn", module, input) judges the op call forward would make, as for the attention modules.
     m = nn.LSTM(5, 7, num_layers=2, batch_first=True)

@@ -16,9 +16,12 @@
 // panel), writing only h (and c): the gates never go to memory. The blocks
 // of units are independent, so threads split them, with one barrier per
 // step (every thread reads all of h_prev). With one row (batch 1) a step
-// is a matrix-vector product that streams W_hh once whatever its order, so
-// there W_hh is read where it lies in the buffer, row by row (dot products
-// of 4 rows at a time), and nothing is packed.
+// is a matrix-vector product bound by streaming W_hh from L3: fp32 on
+// AVX-512 packs it anyway (by 16 x 16 register transposes, cheap) and
+// streams the panels with non-temporal prefetches, each step running the
+// unit blocks in the reverse order of the previous one (its last panels
+// are still in L2); the other variants read W_hh where it lies in the
+// buffer, row by row (dot products of 4 rows at a time), nothing packed.
 //
 // Nonlinearities are vectorised: exp by range reduction (x = n ln2 + r,
 // |r| <= ln2/2) and a Taylor polynomial (degree 7 for f32, 13 for f64:
@@ -40,7 +43,12 @@ struct Kernel {
   using vec = typename Traits::vec;
   static constexpr int V = Traits::V;
   static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
-  static constexpr int64_t kL1Bytes = 16 << 10;  // the panel slice the row blocks share in L1
+  // The panel slice the row blocks share in L1 (the traits' own where measured: AVX-512, 32 KiB).
+  static constexpr int64_t kL1Bytes = [] {
+    if constexpr (requires { Traits::l1_slice_bytes; }) return int64_t{Traits::l1_slice_bytes};
+    else return int64_t{16 << 10};
+  }();
+  static constexpr int64_t kTailK = 96;          // how many k before the end of a product the epilogue prefetches
 
   static vec splat(T x) { return Traits::splat(x); }
   // One whole vector from p (unaligned). Not memcpy: GCC merged the G
@@ -70,40 +78,52 @@ struct Kernel {
     else std::memcpy(p, &v, sizeof(T) * static_cast<size_t>(n));
   }
 
-  static vec exp(vec x) {
+  // The cell's nonlinearities run on every gate of every step (5 per LSTM unit), so they are inlined into
+  // the epilogue and, where the traits offer them, use the ISA's scale-by-2^n and reciprocal (AVX-512:
+  // vscalefps, and vrcp14ps with a Newton step in place of a division, a third of its cost).
+  [[gnu::always_inline]] static vec exp(vec x) {
     constexpr bool f32 = sizeof(T) == 4;
     const vec hi = splat(f32 ? T(88.3) : T(709.0)), lo = splat(f32 ? T(-87.3) : T(-708.0));
-    x = x > hi ? hi : x;
+    x = x > hi ? hi : x;  // NaN compares false and passes through
     x = x < lo ? lo : x;
     // n = round(x / ln2) by the add-and-subtract trick (exact for |n| < 2^22).
     const vec shifter = splat(f32 ? T(12582912.0) : T(6755399441055744.0));
-    const vec n = (x * splat(T(1.4426950408889634)) + shifter) - shifter;
-    const vec r = (x - n * splat(T(0.693145751953125))) - n * splat(T(1.4286068203094173e-06));
+    const vec n = Traits::fma(x, splat(T(1.4426950408889634)), shifter) - shifter;
+    const vec r = Traits::fma(n, splat(T(-1.4286068203094173e-06)), Traits::fma(n, splat(T(-0.693145751953125)), x));
+    // e^r by its Taylor polynomial in Horner form (1/k! as constants: one FMA per degree).
     constexpr int degree = f32 ? 7 : 13;
-    vec p = splat(T(1));
-    for (int k = degree; k >= 1; --k) p = Traits::fma(p, r * splat(T(1) / T(k)), splat(T(1)));
-    // 2^n from the exponent bits.
-    if constexpr (f32) {
-      using ivec = typename Traits::ivec;
-      const ivec bits = (__builtin_convertvector(n, ivec) + 127) << 23;
-      vec scale;
-      std::memcpy(&scale, &bits, sizeof(vec));
-      return p * scale;
+    T inv_fact[degree + 1];
+    inv_fact[0] = T(1);
+    for (int k = 1; k <= degree; ++k) inv_fact[k] = inv_fact[k - 1] / T(k);
+    vec p = splat(inv_fact[degree]);
+    for (int k = degree - 1; k >= 0; --k) p = Traits::fma(p, r, splat(inv_fact[k]));
+    if constexpr (requires { Traits::scale2(p, n); }) {
+      return Traits::scale2(p, n);
     } else {
+      // 2^n from the exponent bits.
       using ivec = typename Traits::ivec;
-      const ivec bits = (__builtin_convertvector(n, ivec) + 1023) << 52;
+      const ivec bits = (__builtin_convertvector(n, ivec) + (f32 ? 127 : 1023)) << (f32 ? 23 : 52);
       vec scale;
       std::memcpy(&scale, &bits, sizeof(vec));
       return p * scale;
     }
   }
-  static vec sigmoid(vec x) { return splat(T(1)) / (splat(T(1)) + exp(-x)); }
-  static vec tanh(vec x) { return splat(T(1)) - splat(T(2)) / (splat(T(1)) + exp(x + x)); }
+  // 1 / d for d >= 1 (finite).
+  [[gnu::always_inline]] static vec recip(vec d) {
+    if constexpr (requires { Traits::recip(d); }) return Traits::recip(d);
+    else return splat(T(1)) / d;
+  }
+  [[gnu::always_inline]] static vec sigmoid(vec x) { return recip(splat(T(1)) + exp(-x)); }
+  [[gnu::always_inline]] static vec tanh(vec x) {
+    return Traits::fma(splat(T(-2)), recip(splat(T(1)) + exp(x + x)), splat(T(1)));
+  }
 
   // acc[r][g] = sum_k a[r][k] * panel[k][g] for R rows of a (row stride lda).
   // acc[r][g] (+)= sum over k in [0, K) of a[r][k] * panel[k][g]; `a` and `panel` start at the range's first k.
   template <int G, int R>
-  static void product(const T* a, int64_t lda, const T* panel, int64_t K, vec (&acc)[R][G]) {
+  // Several rows also prefetch pf_lines cache lines from pf, one per k (the next k range's panel slice).
+  static void product(const T* a, int64_t lda, const T* panel, int64_t K, vec (&acc)[R][G], const char* pf = nullptr,
+                      int64_t pf_lines = 0) {
     if constexpr (R == 1) {
       // One row (batch 1): a second set of accumulators over odd k breaks the FMA latency chain.
       vec odd[G];
@@ -112,9 +132,11 @@ struct Kernel {
       for (; k + 1 < K; k += 2) {
         const vec x0 = splat(a[k]), x1 = splat(a[k + 1]);
         const T* w = panel + k * G * V;
-        // Batch 1 streams W_hh once per step from L3: fetch a few k ahead.
+        // Batch 1 streams W_hh once per step from L3: fetch a few k ahead, non-temporal (not kept in L2:
+        // it would only evict the panels that the next step, running the blocks in reverse, reads first;
+        // about 10% more bandwidth from L3 than prefetcht0 here).
         const char* ahead = reinterpret_cast<const char*>(w + kPrefetchK * G * V);
-        for (size_t off = 0; off < 2 * G * sizeof(vec); off += 64) __builtin_prefetch(ahead + off);
+        for (size_t off = 0; off < 2 * G * sizeof(vec); off += 64) __builtin_prefetch(ahead + off, 0, 0);
         for (int g = 0; g < G; ++g) {
           const vec w0 = loadu(w + g * V), w1 = loadu(w + (G + g) * V);
           acc[0][g] = Traits::fma(x0, w0, acc[0][g]);
@@ -131,6 +153,7 @@ struct Kernel {
       for (int g = 0; g < G; ++g) acc[0][g] += odd[g];
     } else {
       for (int64_t k = 0; k < K; ++k) {
+        if (k < pf_lines) __builtin_prefetch(pf + k * 64);
         vec w[G];
         for (int g = 0; g < G; ++g) w[g] = loadu(panel + (k * G + g) * V);
         for (int r = 0; r < R; ++r) {
@@ -145,14 +168,25 @@ struct Kernel {
   // partial sums of earlier ranges come from (and, before the last range, go back to) `partial`
   // ([rows][G * V]); the last range ends in the epilogue.
   template <int G, int R>
-  static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial) {
+  static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial,
+                    const char* pf = nullptr, int64_t pf_lines = 0) {
     vec acc[R][G];
     for (int r = 0; r < R; ++r)
       for (int g = 0; g < G; ++g) {
         if (k0 == 0) acc[r][g] = splat(T(0));
         else acc[r][g] = loadu(partial + ((b0 + r) * G + g) * V);
       }
-    if (k1 > k0) product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, k1 - k0, acc);
+    // The epilogue's own lines are fetched into L1 shortly before the product ends (earlier, the panel
+    // streaming through L1 would evict them again): the last kTailK values of k hide their latency.
+    // (Several rows: each k is R times the work and the lines were prefetched into L2 a block ahead.)
+    const int64_t tail = R == 1 ? kTailK : kTailK / 4;
+    const int64_t mid = k1 == s.K && k1 - k0 > 2 * tail ? k1 - tail : k1;
+    if (mid > k0)
+      product<G, R>(s.a + b0 * s.lda + k0, s.lda, s.panel + (u * s.K + k0) * G * V, mid - k0, acc, pf, pf_lines);
+    if (k1 > mid) {
+      prefetch_rows(s, b0, R, u);
+      product<G, R>(s.a + b0 * s.lda + mid, s.lda, s.panel + (u * s.K + mid) * G * V, k1 - mid, acc);
+    }
     if (k1 < s.K) {
       for (int r = 0; r < R; ++r)
         for (int g = 0; g < G; ++g) storeu(partial + ((b0 + r) * G + g) * V, acc[r][g]);
@@ -220,7 +254,41 @@ struct Kernel {
 
   // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
   // a small remainder with few accumulators per panel load. With several blocks, k goes in ranges whose
-  // slice of the panel (about 16 KiB) stays in L1 while every block uses it (Note [Recurrent panels]).
+  // slice of the panel (kL1Bytes) stays in L1 while every block uses it (Note [Recurrent panels]).
+  // The epilogue reads this step's input projections (and LSTM's c) of its unit block: B * G lines written
+  // by the projection GEMM many steps earlier, so no longer in L1 / L2 (at batch 32 half of the epilogue's
+  // time was spent waiting for them). So while the products of block u run, the lines of the block this
+  // thread runs next are prefetched, a few per call: call i of n does its share of them.
+  static void prefetch_epilogue(const StepArgs<T>& s, int64_t u, int64_t i, int64_t n) {
+    const int64_t next = u + 1 < s.u1 ? u + 1 : s.next_unit;  // the caller's order may run backwards
+    if (s.xw == nullptr || next < 0 || next * V >= s.units) return;
+    const int64_t j0 = next * V;
+    const int per_row = s.gates + (s.c != nullptr ? 1 : 0);
+    const int64_t lines = s.rows * per_row, from = lines * i / n, to = lines * (i + 1) / n;
+    for (int64_t l = from; l < to; ++l) {
+      const int64_t b = l / per_row, g = l % per_row;
+      const T* p = g < s.gates ? s.xw + b * s.xw_ld + g * s.units + j0 : s.c + b * s.c_ld + j0;
+      // Into L2 only: the rows lie a power of two apart (G * H floats), so in L1 they would share a few
+      // sets and evict each other before the epilogue reads them.
+      __builtin_prefetch(p, 0, 2);
+      __builtin_prefetch(p + V - 1, 0, 2);  // the block may straddle two lines
+    }
+  }
+
+  // The lines the epilogue of rows b0 .. b0 + R - 1, unit block u, reads: the input projections and c.
+  static void prefetch_rows(const StepArgs<T>& s, int64_t b0, int R, int64_t u) {
+    if (s.xw == nullptr) return;
+    const int64_t j0 = u * V;
+    for (int r = 0; r < R; ++r) {
+      const T* x = s.xw + (b0 + r) * s.xw_ld + j0;
+      for (int g = 0; g < s.gates; ++g) {
+        __builtin_prefetch(x + g * s.units);
+        __builtin_prefetch(x + g * s.units + V - 1);
+      }
+      if (s.c != nullptr) __builtin_prefetch(s.c + (b0 + r) * s.c_ld + j0);
+    }
+  }
+
   template <int G, int R>
   static void rows_of(const StepArgs<T>& s, int64_t u) {
     const int64_t blocks = (s.rows + R - 1) / R;
@@ -228,21 +296,29 @@ struct Kernel {
     const int64_t chunk = blocks == 1 ? s.K : std::max<int64_t>(16, kL1Bytes / (G * V * int64_t(sizeof(T))));
     thread_local std::vector<T> partial;
     if (chunk < s.K && partial.size() < static_cast<size_t>(s.rows * G * V)) partial.resize(static_cast<size_t>(s.rows * G * V));
+    const int64_t calls = blocks * ((s.K + chunk - 1) / chunk);
+    int64_t call = 0;
     for (int64_t k0 = 0; k0 < s.K; k0 += chunk) {
       const int64_t k1 = std::min(s.K, k0 + chunk);
       int64_t b = 0;
       for (int64_t i = 0; i < blocks; ++i) {
+        prefetch_epilogue(s, u, call++, calls);
         const int64_t r = base + (i < extra ? 1 : 0);
+        // Row block i of `blocks` fetches its share of the next k range's panel slice (it follows this one
+        // in the panel), so that the first block of that range does not wait on L3 for every line.
+        const int64_t next_lines = k1 < s.K ? (std::min(s.K, k1 + chunk) - k1) * G * V * int64_t(sizeof(T)) / 64 : 0;
+        const int64_t pf_from = next_lines * i / blocks, pf_lines = next_lines * (i + 1) / blocks - pf_from;
+        const char* pf = reinterpret_cast<const char*>(s.panel + (u * s.K + k1) * G * V) + pf_from * 64;
         T* part = partial.data();
         switch (r) {
-          case 1: block<G, 1>(s, b, u, k0, k1, part); break;
-          case 2: if constexpr (R >= 2) block<G, 2>(s, b, u, k0, k1, part); break;
-          case 3: if constexpr (R >= 3) block<G, 3>(s, b, u, k0, k1, part); break;
-          case 4: if constexpr (R >= 4) block<G, 4>(s, b, u, k0, k1, part); break;
-          case 5: if constexpr (R >= 5) block<G, 5>(s, b, u, k0, k1, part); break;
-          case 6: if constexpr (R >= 6) block<G, 6>(s, b, u, k0, k1, part); break;
-          case 7: if constexpr (R >= 7) block<G, 7>(s, b, u, k0, k1, part); break;
-          default: if constexpr (R >= 8) block<G, 8>(s, b, u, k0, k1, part); break;
+          case 1: block<G, 1>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 2: if constexpr (R >= 2) block<G, 2>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 3: if constexpr (R >= 3) block<G, 3>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 4: if constexpr (R >= 4) block<G, 4>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 5: if constexpr (R >= 5) block<G, 5>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 6: if constexpr (R >= 6) block<G, 6>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          case 7: if constexpr (R >= 7) block<G, 7>(s, b, u, k0, k1, part, pf, pf_lines); break;
+          default: if constexpr (R >= 8) block<G, 8>(s, b, u, k0, k1, part, pf, pf_lines); break;
         }
         b += r;
       }
@@ -316,6 +392,23 @@ struct Kernel {
   // Note [Recurrent panels]: w is [G * units, K] row-major.
   static void pack(const T* w, int gates, int64_t units, int64_t K, T* panel) {
     const int64_t blocks = (units + V - 1) / V;
+    if constexpr (requires(vec (&r)[V]) { Traits::transpose16(r); }) {
+      // V x V tiles transposed in registers: rows read and panel vectors written whole (the element loop
+      // below gathers with a stride of K, and cost a tenth of a batch-1 call).
+      for (int64_t u = 0; u < blocks; ++u)
+        for (int g = 0; g < gates; ++g)
+          for (int64_t k0 = 0; k0 < K; k0 += V) {
+            const int nk = static_cast<int>(K - k0 < V ? K - k0 : V);
+            vec r[V];
+            for (int v = 0; v < V; ++v) {
+              const int64_t j = u * V + v;
+              r[v] = j < units ? load(w + (g * units + j) * K + k0, nk) : splat(T(0));
+            }
+            Traits::transpose16(r);
+            for (int i = 0; i < nk; ++i) storeu(panel + ((u * K + k0 + i) * gates + g) * V, r[i]);
+          }
+      return;
+    }
     for (int64_t u = 0; u < blocks; ++u)
       for (int64_t k = 0; k < K; ++k)
         for (int g = 0; g < gates; ++g)

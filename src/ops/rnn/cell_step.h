@@ -23,6 +23,7 @@ struct StepArgs {
   int64_t K = 0;            // the product's depth (h_prev's width)
   int64_t units = 0;        // units per gate (H; P for the projection)
   int64_t u0 = 0, u1 = 0;   // the blocks of V units this call does
+  int64_t next_unit = -1;   // the block this thread does after u1 - 1 (its epilogue's lines are prefetched), or -1
   const T* panel = nullptr; // packed weights (Note [Recurrent panels])
   const T* w_rows = nullptr;  // or, for one row (batch 1), the weights as they lie: [G * units, K] row-major
   const T* a = nullptr;     // h_prev (or h_full for the projection) [rows, K]

@@ -19,8 +19,13 @@
 #include <type_traits>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "backplane/dispatch_checks.h"
 #include "core/threads.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/scratch.h"
 #include "ops/matmul/impls.h"
 #include "ops/matmul/params.h"
@@ -60,6 +65,18 @@ void input_projection(const Tensor& a, const Tensor& w, const Tensor& out, DType
   dispatch::execute(matmul::matmul_op(), matmul::problem_of(mp), &mp);
 }
 
+// The same product under the bf16 permission (packed:avx512_bf16): straight on Backplane's GEMM with its
+// AVX512_BF16 variant, which rounds X and W_ih to bf16 while packing them and accumulates in fp32. The
+// permission covers all of the RNN's products, as oneDNN's bf16 RNN does; the matmul dispatcher is not
+// asked, since its own precision setting (for matmul) is not the one the user relaxed.
+void input_projection_bf16(const Tensor& a, const Tensor& w, const Tensor& out) {
+  using namespace kernels::cpu;
+  const MatView<const float> av{a.data_ptr<float>(), a.size(0), a.size(1), a.stride(0), a.stride(1)};
+  const MatView<const float> bv{w.data_ptr<float>(), w.size(1), w.size(0), w.stride(1), w.stride(0)};
+  const MatView<float> cv{out.data_ptr<float>(), out.size(0), out.size(1), out.stride(0), out.stride(1)};
+  gemm_f32(GemmIsa::avx512_bf16, av, bv, cv, 1.0f, 0.0f);
+}
+
 // A tensor over memory owned elsewhere (a kernel scratch slot, Note [Kernel scratch]).
 Tensor over(void* data, const Shape& shape, DType dtype) {
   int64_t n = 1;
@@ -67,6 +84,15 @@ Tensor over(void* data, const Shape& shape, DType dtype) {
   auto storage = std::make_shared<Storage>(data, static_cast<std::size_t>(n) * dtype_itemsize(dtype), Device::cpu(),
                                            std::function<void()>());
   return Tensor::from_storage(storage, shape, contiguous_strides(shape), 0, dtype);
+}
+
+// Extra rows of W_ih (zeros) in the input projection, so that its rows, one per batch entry, are not a
+// multiple of 1 KiB apart: with G * H * itemsize such a multiple (LSTM 4 x 512: 8 KiB) the lines a step's
+// epilogue reads for one unit block (rows x gates) fell into a few L1 sets and evicted each other, a
+// third of the epilogue's time at batch 32. One cache line of padding spreads them over the sets; it
+// costs a copy of W_ih per call and 16 more columns of the product (under 1% of its flops).
+int64_t projection_pad(int64_t gh, int64_t batch, std::size_t itemsize) {
+  return batch > 1 && (gh * static_cast<int64_t>(itemsize)) % 1024 == 0 ? 64 / static_cast<int64_t>(itemsize) : 0;
 }
 
 // `count` elements of T in a scratch slot (reused across calls: a fresh block of
@@ -105,12 +131,16 @@ void run_typed(const Params& p, bool bf16) {
   // The projections of `chunk` steps at a time (16 MiB): a long sequence's do not all go to memory and
   // back, and each product still has thousands of rows (every product packs W_ih anew, so not fewer).
   const int64_t chunk = std::clamp<int64_t>(kProjectionBytes / std::max<int64_t>(B * G * H * int64_t(sizeof(T)), 1), 1, TT);
-  T* const xw_mem = scratch_of<T>(ScratchSlot::rnn_projection, chunk * B * G * H);
+  const int64_t xw_ld = G * H + projection_pad(G * H, B, sizeof(T));
+  T* const xw_mem = scratch_of<T>(ScratchSlot::rnn_projection, chunk * B * xw_ld);
   // (bf16 pairs take the room of one T each.)
   const int64_t panel_size = bf16 ? blocks * ((P + 1) / 2) * G * V : blocks * P * G * V;
   const int64_t proj_size = proj ? proj_blocks * H * V : 0;
-  T* const panel = B == 1 && !bf16 ? nullptr : scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size);
-  T* const proj_panel = panel == nullptr ? nullptr : panel + panel_size;
+  const int64_t xw_pad = xw_ld - G * H, widest_in = std::max(cfg.input_size, D * P);
+  const int64_t padded_size = xw_pad > 0 ? xw_ld * widest_in : 0;  // W_ih with its padding rows
+  T* const panel = scratch_of<T>(ScratchSlot::rnn_panels, panel_size + proj_size + padded_size);
+  T* const proj_panel = panel + panel_size;
+  T* const padded_w_ih = proj_panel + proj_size;
   auto* const panel16 = reinterpret_cast<uint16_t*>(panel);
   std::vector<T> hbuf(static_cast<size_t>(2 * B * P)), hfull(proj ? static_cast<size_t>(B * H) : 0),
       cbuf(lstm ? static_cast<size_t>(B * H) : 0);
@@ -136,12 +166,20 @@ void run_typed(const Params& p, bool bf16) {
           for (int64_t j = 0; j < G * H; ++j) bp[j] += bh[j];
         }
       }
-      const Tensor w_ih = p.param(l, d, Which::w_ih);
+      Tensor w_ih = p.param(l, d, Which::w_ih);
+      if (xw_pad > 0) {
+        const Tensor padded = over(padded_w_ih, {xw_ld, w_ih.size(1)}, dt);
+        padded.slice(0, 0, G * H).copy_from(w_ih);
+        std::fill(padded_w_ih + G * H * w_ih.size(1), padded_w_ih + xw_ld * w_ih.size(1), T(0));
+        w_ih = padded;
+      }
       const T* x_bias = bias.defined() ? bias.template data_ptr<T>() : nullptr;
       // 2. The recurrence.
-      // Batch 1 reads W_hh (and W_hr) where they lie, row by row: a step streams them once whatever their
-      // order, so packing them would only add a pass (Note [Recurrent panels]).
-      const bool by_rows = B == 1 && !bf16;
+      // Batch 1 streams W_hh (and W_hr) once a step whatever their order (Note [Recurrent panels]): fp32
+      // on AVX-512 packs them (16 x 16 transposes, a tenth of a step's time) for the panels' single
+      // sequential stream, with no horizontal sums; the other variants, whose packing gathers element by
+      // element, read them where they lie, row by row.
+      const bool by_rows = B == 1 && !bf16 && !(isa == cell::Isa::avx512 && std::is_same_v<T, float>);
       const T* w_hh = p.param(l, d, Which::w_hh).template data_ptr<T>();
       const T* w_hr = proj ? p.param(l, d, Which::w_hr).template data_ptr<T>() : nullptr;
       if (bf16) {
@@ -160,13 +198,19 @@ void run_typed(const Params& p, bool bf16) {
       for (int64_t s0 = 0; s0 < TT; s0 += chunk) {
         // Steps s0 .. s1-1 run times [t0, t0 + n): increasing forward, decreasing in reverse.
         const int64_t s1 = std::min(TT, s0 + chunk), n = s1 - s0, t0 = d == 0 ? s0 : TT - s1;
-        const Tensor xw = over(xw_mem, {n * B, G * H}, dt);
-        input_projection(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw, dt);
+        const Tensor xw = over(xw_mem, {n * B, xw_ld}, dt);
+        if (bf16) input_projection_bf16(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw);
+        else input_projection(layer_in.slice(0, t0 * B, (t0 + n) * B), w_ih, xw, dt);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
         // Each thread rounds all of h_prev to bf16 pairs for itself (B x P values: far less than a step's
         // products, and no extra barrier).
         std::vector<uint32_t> pairs(bf16 ? static_cast<size_t>(B * ((P + 1) / 2)) : 0);
+#ifdef _OPENMP
+        const int64_t tid = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        const int64_t tid = 0, nt = 1;
+#endif
         for (int64_t s = s0; s < s1; ++s) {
           const int64_t t = d == 0 ? s : TT - 1 - s;
           T* prev = hbuf.data() + (s % 2) * B * P;
@@ -187,8 +231,8 @@ void run_typed(const Params& p, bool bf16) {
           }
           a.a = prev;
           a.lda = P;
-          a.xw = xw_mem + (t - t0) * B * G * H;
-          a.xw_ld = G * H;
+          a.xw = xw_mem + (t - t0) * B * xw_ld;
+          a.xw_ld = xw_ld;
           a.x_bias = x_bias;
           a.b_hh = b_hh;
           a.c = lstm ? cbuf.data() : nullptr;
@@ -198,10 +242,15 @@ void run_typed(const Params& p, bool bf16) {
           a.keep = proj ? nullptr : prev;  // K == H without a projection
           a.keep_ld = P;
           a.active = active;
-#pragma omp for schedule(static)
-          for (int64_t u = 0; u < blocks; ++u) {
+          // This thread's share of the unit blocks (as a static omp for would split them), in alternating
+          // order: a step starts on the panels the previous one read last, which are still in L2 (a batch-1
+          // step is bound by streaming W_hh from L3, and L2 holds a quarter of a 512-unit LSTM's).
+          const int64_t lo = blocks * tid / nt, hi = blocks * (tid + 1) / nt;
+          for (int64_t i = lo; i < hi; ++i) {
+            const int64_t u = s % 2 == 0 ? i : lo + hi - 1 - i;
             a.u0 = u;
             a.u1 = u + 1;
+            a.next_unit = i + 1 >= hi ? -1 : s % 2 == 0 ? u + 1 : u - 1;
             if constexpr (std::is_same_v<T, float>) {
               if (bf16) cell::step_bf16(a);
               else Typed<T>::step(isa, a);
@@ -209,6 +258,7 @@ void run_typed(const Params& p, bool bf16) {
               Typed<T>::step(isa, a);
             }
           }
+#pragma omp barrier
           if (proj) {
             StepArgs<T> q;
             q.epilogue = Epilogue::store;
@@ -303,7 +353,7 @@ std::unique_ptr<dispatch::Implementation> make_packed_bf16() {
   checks.push_back(precision_permits<Params>(precision::Backend::mkldnn, precision::Op::rnn, flags::Precision::bf16,
                                              is_f32));
   dispatch::Properties props;
-  props.calls = {"matmul"};
+  props.calls = {};  // its input projections run on the GEMM directly (input_projection_bf16)
   props.reduced = dispatch::kBf16;
   props.workspace = "as packed:cpu's, W_hh as bf16 pairs";
   return std::make_unique<dispatch::Impl<Params>>(
