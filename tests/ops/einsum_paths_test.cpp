@@ -178,7 +178,7 @@ TEST(EinsumPaths, AutoBeyondDpStaysNearItAndIsReproducible) {
 
 // Where auto samples greedy paths (beyond dp's budget) and dp still finishes
 // quickly enough for a test: auto's cost stays within 1.2x dp's on every
-// one of these seeded networks of both kinds (Note [Several candidates] in
+// one of these seeded networks of both kinds (the re-planning rounds of
 // path_auto.cpp), and a second search gives the same path.
 TEST(EinsumPaths, AutoWithinAFifthOfDpOnSeededNetworks) {
   for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
