@@ -553,6 +553,16 @@ def _bf16_row_available():
     return "packed:avx512_bf16" in str(table) and "lacks the avx512_bf16" not in str(table)
 
 
+def _run_bf16_row(m, x):
+    """The module on packed:avx512_bf16 under the bf16 permission (mkldnn.rnn.fp32_precision), restored after."""
+    before = backends.mkldnn.rnn.fp32_precision
+    backends.mkldnn.rnn.fp32_precision = "bf16"
+    try:
+        return run(m, backplane.asarray(x), impl="packed:avx512_bf16")
+    finally:
+        backends.mkldnn.rnn.fp32_precision = before
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("batch", [1, 7])
 def test_bf16_permission_row(mode, batch):
@@ -612,12 +622,7 @@ def test_bf16_row_against_the_oracle(mode, hidden, batch):
         pytest.skip("this CPU lacks AVX512_BF16")
     m = make(mode, 7, hidden, num_layers=2)
     x = rand((5, batch, 7), 32, 0.5).astype(np.float32)
-    before = backends.mkldnn.rnn.fp32_precision
-    backends.mkldnn.rnn.fp32_precision = "bf16"
-    try:
-        out, state = run(m, backplane.asarray(x), impl="packed:avx512_bf16")
-    finally:
-        backends.mkldnn.rnn.fp32_precision = before
+    out, state = _run_bf16_row(m, x)
     h, c = split_state(mode, state)
     ref_out, ref_h, ref_c = rnn_oracle.run(mode, state64(m), x, 2, False)
     err = np.abs(arr(out) - ref_out).max()
@@ -634,12 +639,7 @@ def test_bf16_row_propagates_nan(mode):
     m = make(mode, 3, 40)
     x = rand((5, 3, 3), 33).astype(np.float32)
     x[2, 1, 0] = np.nan  # entry 1 turns NaN from step 2 on; the others stay finite
-    before = backends.mkldnn.rnn.fp32_precision
-    backends.mkldnn.rnn.fp32_precision = "bf16"
-    try:
-        out, _ = run(m, backplane.asarray(x), impl="packed:avx512_bf16")
-    finally:
-        backends.mkldnn.rnn.fp32_precision = before
+    out, _ = _run_bf16_row(m, x)
     o = arr(out)
     assert np.isnan(o[2:, 1]).all() and np.isfinite(o[:2]).all() and np.isfinite(o[:, [0, 2]]).all()
 
