@@ -161,6 +161,17 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // where AVX-512 is allowed), since rounding P to f16 has no cheap inline
 // form here: 29 -> 86 GFLOP/s at L = 4096 on one core.
 
+// Note [AVX-512 flash block step]
+// Where the softmax runs at AVX-512 width (fp32 accumulators), the work
+// between the two GEMMs of a key block is one pass of
+// softmax_block_cols_f32_avx512: it also scales Oᵀ by the correction while
+// it is in registers (skipped once no maximum moves) and, for bf16, writes
+// P rounded to bf16 straight from the exp (no fp32 P pass, no separate
+// rounding pass); and the finished Oᵀ is written out transposed, scaled
+// and narrowed by store_out_cols_avx512. Those scalar passes and the
+// out-of-line double rounding of the output took ~20% of bf16 time at
+// L = 4096, D = 64 on Zen 5, where the bf16 GEMMs run at twice fp32's rate.
+
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -173,7 +184,7 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 template <DType kElem, class Acc>
 void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Buf<Acc>& sbuf,
               Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
-              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf) {
+              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf, Buf<uint16_t>& qtbuf) {
   using T = typename Elem<kElem>::T;
   // bf16 inputs stay bf16; f16 scores are read in place too (Note [bf16 flash]).
   constexpr bool kBf16 = kElem == DType::bf16;
@@ -186,6 +197,9 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   const T* v = static_cast<const T*>(a.v.data) + a.v.off[n];
   const Acc* mask = a.mask.data ? static_cast<const Acc*>(a.mask.data) + a.mask.off[n] : nullptr;
   const SoftmaxVec vec = std::is_same_v<Acc, float> ? softmax_vec_for(a.isa) : SoftmaxVec::scalar;
+  // Note [AVX-512 flash block step]
+  constexpr bool kFloat = std::is_same_v<Acc, float>;
+  const bool fused = kFloat && vec == SoftmaxVec::avx512;
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
   const Acc scale = static_cast<Acc>(a.scale);
@@ -194,6 +208,13 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     for (int64_t r = 0; r < nq; ++r)
       for (int64_t e = 0; e < E; ++e)
         qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q.rs + e * a.q.cs)) * scale;
+  } else {
+    // Qᵀ as contiguous 16-bit rows, once per task: the score GEMM then reads
+    // it in place (Note [GEMM direct B] in gemm.cpp) instead of packing the
+    // strided transpose again for every key block (6% of bf16 time).
+    qtbuf.resize(static_cast<std::size_t>(nq * E));
+    for (int64_t r = 0; r < nq; ++r)
+      for (int64_t e = 0; e < E; ++e) qtbuf[e * nq + r] = q[r * a.q.rs + e * a.q.cs];
   }
   obuf.assign(static_cast<std::size_t>(Ev * nq), Acc(0));
   // m, l, corr, then two scratch vectors for the portable softmax.
@@ -208,7 +229,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     Acc* st = sbuf.data();
     if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
       auto* half_gemm = kBf16 ? &gemm_bf16 : &gemm_f16;
-      half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {q, E, nq, a.q.cs, a.q.rs}, {st, nk, nq, nq, 1},
+      half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {qtbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1},
                 scale, 0.0f, {});
     } else {
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
@@ -222,20 +243,28 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     if (a.causal)  // key j0 + c is hidden from queries i < j0 + c
       for (int64_t c = 0; c < nk; ++c)
         for (int64_t r = 0; r < std::min(nq, j0 + c - i0); ++r) st[c * nq + r] = kNegInf;
-    softmax_block_cols<Acc>(st, nk, nq, m.data(), l.data(), corr.data(), corr.data() + nq, corr.data() + 2 * nq,
-                            vec);
-    bool any_corr = false;
-    for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
-    if (any_corr)
-      for (int64_t e = 0; e < Ev; ++e) {
-        Acc* o = obuf.data() + e * nq;
-        for (int64_t r = 0; r < nq; ++r) o[r] *= corr[r];
-      }
+    if constexpr (kBf16) pbuf.resize(static_cast<std::size_t>(nk * nq));
+    if constexpr (kFloat) {
+      if (fused)
+        detail::softmax_block_cols_f32_avx512(st, nk, nq, m.data(), l.data(), corr.data(), obuf.data(), Ev,
+                                              kBf16 ? pbuf.data() : nullptr);
+    }
+    if (!fused) {
+      softmax_block_cols<Acc>(st, nk, nq, m.data(), l.data(), corr.data(), corr.data() + nq, corr.data() + 2 * nq,
+                              vec);
+      bool any_corr = false;
+      for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
+      if (any_corr)
+        for (int64_t e = 0; e < Ev; ++e) {
+          Acc* o = obuf.data() + e * nq;
+          for (int64_t r = 0; r < nq; ++r) o[r] *= corr[r];
+        }
+      if constexpr (kBf16)
+        for (int64_t i = 0; i < nk * nq; ++i) pbuf[i] = finite_to_bf16(st[i]);
+    }
     // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides).
     if constexpr (kBf16) {  // P rounded to bf16, V read in place
-      pbuf.resize(static_cast<std::size_t>(nk * nq));
-      uint16_t* pb = pbuf.data();
-      for (int64_t i = 0; i < nk * nq; ++i) pb[i] = finite_to_bf16(st[i]);
+      const uint16_t* pb = pbuf.data();
       gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
                 1.0f, 1.0f);
     } else {
@@ -245,6 +274,12 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   }
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
+  if constexpr (kFloat) {
+    if (fused) {
+      const int elem = kElem == DType::f32 ? 0 : kBf16 ? 1 : 2;
+      return detail::store_out_cols_avx512(obuf.data(), Ev, nq, l.data(), elem, out, a.out_rs);
+    }
+  }
   for (int64_t r = 0; r < nq; ++r) {
     const Acc inv = inverse_normaliser(l[r]);
     for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[e * nq + r] * inv);
@@ -260,11 +295,11 @@ void run_all(const FlashAttention& a) {
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
-    Buf<uint16_t> pbuf;
+    Buf<uint16_t> pbuf, qtbuf;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t)
       run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr,
-                           pbuf);
+                           pbuf, qtbuf);
   }
 }
 

@@ -91,8 +91,16 @@ namespace detail {
 // flash_softmax_avx512_supported(). Exposed for the tests.
 void exp_f32_avx512(const float* x, float* y, int64_t n);  // y = exp(x), ~1-2 ulp
 // One online-softmax step on a transposed score block (nk x nq, query index
-// last): updates m, l per query, writes corr = exp(m_old - m_new) and P in s.
-void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr);
+// last): updates m, l per query, writes corr = exp(m_old - m_new) and P in s,
+// or, given p16, P rounded to bf16 (finite_to_bf16) in p16 (nk x nq) with s
+// left as scores. Given o (o_rows x nq, Oᵀ), scales its columns by corr.
+void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
+                                   float* o = nullptr, int64_t o_rows = 0, uint16_t* p16 = nullptr);
+// out row r (r < nq; row stride out_rs) = column r of o (rows x nq) times
+// inverse_normaliser(l[r]), as elem 0 = f32, 1 = bf16, 2 = f16 (round to
+// nearest even; NaN stays NaN).
+void store_out_cols_avx512(const float* o, int64_t rows, int64_t nq, const float* l, int elem, void* out,
+                           int64_t out_rs);
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit
 // column stride) widened to fp32 with F16C.
 void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);

@@ -50,6 +50,16 @@ inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
 }
 
+// bf16 bits of 16 floats, rounded to nearest even: finite_to_bf16
+// (bf16_round.h) on every lane, so the vector and scalar paths agree bit for
+// bit (a NaN with payload bits in the upper half stays NaN).
+inline __m256i finite_to_bf16_512(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb);
+  return _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16));
+}
+
 }  // namespace
 
 void exp_f32_avx512(const float* x, float* y, int64_t n) {
@@ -68,7 +78,8 @@ namespace bp::kernels::cpu::detail {
 // contiguous vector over r and both passes run down the columns 64 queries
 // (4 vectors) at a time. See softmax_block_cols in attention_flash.cpp for
 // the portable twin and the meaning of m, l, corr.
-void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr) {
+void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr, float* o,
+                                   int64_t o_rows, uint16_t* p16) {
   constexpr int V = 4;
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   for (int64_t r0 = 0; r0 < nq; r0 += 16 * V) {
@@ -104,17 +115,63 @@ void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, f
       float* row = s + c * nq + r0;
       for (int v = 0; v < V; ++v) {
         const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v]));
-        _mm512_mask_storeu_ps(row + 16 * v, mk[v], e);
+        if (p16 != nullptr)
+          _mm256_mask_storeu_epi16(p16 + c * nq + r0 + 16 * v, mk[v], finite_to_bf16_512(e));
+        else
+          _mm512_mask_storeu_ps(row + 16 * v, mk[v], e);
         sum[v] = _mm512_add_ps(sum[v], e);
       }
     }
+    __m512 cr[V];
+    __mmask16 rescale = 0;  // lanes whose correction is not 1
     for (int v = 0; v < V; ++v) {
-      if (mk[v] == 0) break;
-      const __m512 cr = exp512(_mm512_sub_ps(mold[v], base[v]));
+      cr[v] = _mm512_set1_ps(1.0f);
+      if (mk[v] == 0) continue;
+      cr[v] = exp512(_mm512_sub_ps(mold[v], base[v]));
+      rescale |= _mm512_mask_cmp_ps_mask(mk[v], cr[v], _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
       const __m512 lo = _mm512_maskz_loadu_ps(mk[v], l + r0 + 16 * v);
-      _mm512_mask_storeu_ps(l + r0 + 16 * v, mk[v], _mm512_fmadd_ps(lo, cr, sum[v]));
+      _mm512_mask_storeu_ps(l + r0 + 16 * v, mk[v], _mm512_fmadd_ps(lo, cr[v], sum[v]));
       _mm512_mask_storeu_ps(m + r0 + 16 * v, mk[v], mx[v]);
-      _mm512_mask_storeu_ps(corr + r0 + 16 * v, mk[v], cr);
+      _mm512_mask_storeu_ps(corr + r0 + 16 * v, mk[v], cr[v]);
+    }
+    // Oᵀ columns r0.. scaled by their correction while it is in registers;
+    // skipped once the running maxima settle (every correction exactly 1).
+    if (o != nullptr && rescale != 0)
+      for (int64_t e = 0; e < o_rows; ++e) {
+        float* orow = o + e * nq + r0;
+        for (int v = 0; v < V; ++v) {
+          if (mk[v] == 0) break;
+          _mm512_mask_storeu_ps(orow + 16 * v, mk[v], _mm512_mul_ps(_mm512_maskz_loadu_ps(mk[v], orow + 16 * v), cr[v]));
+        }
+      }
+  }
+}
+
+void store_out_cols_avx512(const float* o, int64_t rows, int64_t nq, const float* l, int elem, void* out,
+                           int64_t out_rs) {
+  // out row r = column r of Oᵀ (rows x nq) / l[r]: gathered 16 columns' worth
+  // of one row at a time (a stride of nq floats), scaled and narrowed.
+  const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                         _mm512_set1_epi32(static_cast<int>(nq)));
+  for (int64_t r = 0; r < nq; ++r) {
+    const float lr = l[r];
+    const float inv = lr > 0.0f ? 1.0f / lr : (lr != lr ? lr : 0.0f);  // inverse_normaliser
+    const __m512 vinv = _mm512_set1_ps(inv);
+    for (int64_t e = 0; e < rows; e += 16) {
+      const __mmask16 mk = tail_mask(rows - e);
+      const __m512 x = _mm512_mul_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, o + e * nq + r, 4), vinv);
+      if (elem == 0) {
+        _mm512_mask_storeu_ps(static_cast<float*>(out) + r * out_rs + e, mk, x);
+      } else if (elem == 1) {  // bf16: round to nearest even; NaN stays a quiet NaN
+        const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+        __m256i h = finite_to_bf16_512(x);
+        const __m256i hi = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(x), 16));
+        h = _mm256_mask_mov_epi16(h, nan, _mm256_or_si256(hi, _mm256_set1_epi16(0x40)));
+        _mm256_mask_storeu_epi16(static_cast<uint16_t*>(out) + r * out_rs + e, mk, h);
+      } else {  // f16, round to nearest even
+        _mm256_mask_storeu_epi16(static_cast<uint16_t*>(out) + r * out_rs + e, mk,
+                                 _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      }
     }
   }
 }
