@@ -105,12 +105,15 @@ TEST(FlashKernel, RowMaxAndExpShiftedSumAgreeOnEveryWidth) {
   std::normal_distribution<float> nd(0.0f, 3.0f);
   std::vector<SoftmaxVec> widths = {SoftmaxVec::scalar};
   if (softmax_vec_for(GemmIsa::avx2) == SoftmaxVec::avx2) widths.push_back(SoftmaxVec::avx2);
-  for (int64_t n = 0; n <= 35; ++n)
+  if (flash_softmax_avx512_supported()) widths.push_back(SoftmaxVec::avx512);
+  // Up to past two 32-wide unrolled steps of the AVX-512 loops and their tail.
+  for (int64_t n = 0; n <= 70; ++n)
     for (int variant = 0; variant < 4; ++variant) {
       std::vector<float> x(static_cast<std::size_t>(n));
       for (auto& v : x) v = nd(gen);
       if (variant == 1 && n > 0) x[static_cast<std::size_t>(n / 2)] = -inf;
       if (variant == 2 && n > 0) x[static_cast<std::size_t>(n - 1)] = nan;
+      if (variant == 3 && n > 0) x[static_cast<std::size_t>(n / 3)] = nan;  // first half of a 32-wide step
       for (float init : {-inf, 0.5f, nan}) {
         double want_max = init;
         bool want_nan = init != init;
@@ -121,7 +124,7 @@ TEST(FlashKernel, RowMaxAndExpShiftedSumAgreeOnEveryWidth) {
           else EXPECT_EQ(got, static_cast<float>(want_max)) << "n " << n << " width " << int(w);
         }
       }
-      if (variant == 2) continue;  // NaN rows never reach the exp: their maximum is NaN
+      if (variant >= 2) continue;  // NaN rows never reach the exp: their maximum is NaN
       const float shift = n > 0 ? row_max(x.data(), n, -inf, SoftmaxVec::scalar) : 0.0f;
       if (shift == -inf) continue;  // every key masked: callers never take the exp then
       double want_sum = 0;

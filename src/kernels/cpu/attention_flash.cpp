@@ -321,14 +321,9 @@ SoftmaxVec softmax_vec_for(GemmIsa isa) {
 
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec) {
   if (vec == SoftmaxVec::avx2) return detail::exp_shifted_sum_f32_avx2(s, n, shift);
+  if (vec == SoftmaxVec::avx512) return detail::exp_shifted_sum_f32_avx512(s, n, shift);
   float sum = 0;
-  if (vec != SoftmaxVec::scalar) {
-    for (int64_t i = 0; i < n; ++i) s[i] -= shift;
-    (vec == SoftmaxVec::avx512 ? detail::exp_f32_avx512 : detail::exp_f32_avx2)(s, s, n);
-    for (int64_t i = 0; i < n; ++i) sum += s[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
-  }
+  for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
   return sum;
 }
 
@@ -346,6 +341,7 @@ T row_max_portable(const T* s, int64_t n, T init) {
 }
 
 float row_max(const float* s, int64_t n, float init, SoftmaxVec vec) {
+  if (vec == SoftmaxVec::avx512) return detail::row_max_f32_avx512(s, n, init);
   return vec == SoftmaxVec::avx2 ? detail::row_max_f32_avx2(s, n, init) : row_max_portable(s, n, init);
 }
 

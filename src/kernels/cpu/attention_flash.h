@@ -65,7 +65,7 @@ SoftmaxVec softmax_vec_for(GemmIsa isa);
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec);
 double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec vec);
 // nan_max over init and s[0..n) (Note [NaN in attention]), vectorised for
-// float at `vec`'s width where there is a vector body (AVX2).
+// float at `vec`'s width (AVX-512, AVX2).
 float row_max(const float* s, int64_t n, float init, SoftmaxVec vec);
 double row_max(const double* s, int64_t n, double init, SoftmaxVec vec);
 
@@ -104,6 +104,8 @@ void store_out_cols_avx512(const float* o, int64_t rows, int64_t nq, const float
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit
 // column stride) widened to fp32 with F16C.
 void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
+float exp_shifted_sum_f32_avx512(float* s, int64_t n, float shift);  // exp_shifted_sum in one pass
+float row_max_f32_avx512(const float* s, int64_t n, float init);     // NaN if any s[i] (or init) is NaN
 // Their AVX2 twins (attention_flash_avx2.cpp; only where the CPU has AVX2,
 // FMA and F16C). exp_f32_avx2 returns 0 below -86.9 instead of subnormals.
 void exp_f32_avx2(const float* x, float* y, int64_t n);
