@@ -74,7 +74,9 @@ void add_values(const EfficientAttention& a, const typename Io<D>::Acc* w, int64
   using Acc = typename Io<D>::Acc;
   if constexpr (D == DType::bf16) {
     ws.w16.resize(static_cast<std::size_t>(nq * nk));
-    for (int64_t i = 0; i < nq * nk; ++i) ws.w16[i] = finite_to_bf16(w[i]);
+    if (softmax_vec_for(a.isa) == SoftmaxVec::avx512) detail::round_bf16_avx512(w, ws.w16.data(), nq * nk);
+    else
+      for (int64_t i = 0; i < nq * nk; ++i) ws.w16[i] = finite_to_bf16(w[i]);
     gemm_bf16(a.half_isa, {ws.w16.data(), nq, nk, nk, 1}, {v, nk, a.Ev, a.v.rs, a.v.cs},
               {ws.o.data(), nq, a.Ev, a.Ev, 1}, 1.0f, 1.0f);
     return;
@@ -149,6 +151,12 @@ void run_task(const EfficientAttention& a, int64_t n, int64_t i0, Workspace<type
   }
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
+  if constexpr (std::is_same_v<Acc, float>) {
+    if (softmax_vec_for(a.isa) == SoftmaxVec::avx512) {  // vector narrowing (the scalar one was 6% of bf16 time)
+      const int elem = D == DType::f32 ? 0 : D == DType::bf16 ? 1 : 2;
+      return detail::store_out_avx512(ws.o.data(), a.Ev, 1, nq, a.Ev, ws.l.data(), elem, out, a.out_rs);
+    }
+  }
   for (int64_t r = 0; r < nq; ++r) {
     const Acc inv = inverse_normaliser(ws.l[r]);
     for (int64_t e = 0; e < a.Ev; ++e) out[r * a.out_rs + e] = Io<D>::narrow(ws.o[r * a.Ev + e] * inv);

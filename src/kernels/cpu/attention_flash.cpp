@@ -277,7 +277,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   if constexpr (kFloat) {
     if (fused) {
       const int elem = kElem == DType::f32 ? 0 : kBf16 ? 1 : 2;
-      return detail::store_out_cols_avx512(obuf.data(), Ev, nq, l.data(), elem, out, a.out_rs);
+      return detail::store_out_avx512(obuf.data(), 1, nq, nq, Ev, l.data(), elem, out, a.out_rs);
     }
   }
   for (int64_t r = 0; r < nq; ++r) {

@@ -96,11 +96,13 @@ void exp_f32_avx512(const float* x, float* y, int64_t n);  // y = exp(x), ~1-2 u
 // left as scores. Given o (o_rows x nq, Oᵀ), scales its columns by corr.
 void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
                                    float* o = nullptr, int64_t o_rows = 0, uint16_t* p16 = nullptr);
-// out row r (r < nq; row stride out_rs) = column r of o (rows x nq) times
+// out row r (r < nq; row stride out_rs) = o[r·o_rs + e·o_cs] (e < cols) times
 // inverse_normaliser(l[r]), as elem 0 = f32, 1 = bf16, 2 = f16 (round to
-// nearest even; NaN stays NaN).
-void store_out_cols_avx512(const float* o, int64_t rows, int64_t nq, const float* l, int elem, void* out,
-                           int64_t out_rs);
+// nearest even; NaN stays NaN). flash:cpu's Oᵀ has o_cs = nq, efficient:cpu's O 1.
+void store_out_avx512(const float* o, int64_t o_rs, int64_t o_cs, int64_t nq, int64_t cols, const float* l,
+                      int elem, void* out, int64_t out_rs);
+// y[i] = finite_to_bf16(x[i]) (bf16_round.h), i < n.
+void round_bf16_avx512(const float* x, uint16_t* y, int64_t n);
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit
 // column stride) widened to fp32 with F16C.
 void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
