@@ -153,7 +153,8 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // bf16 inputs are not widened: both GEMMs take bf16 operands with fp32
 // accumulation (gemm_bf16: the AVX512_BF16 dot products where the caller
 // picked that ISA, pick_gemm_isa(bf16) in src/ops/sdpa/gemm_isa.h; 82 ->
-// 132 GFLOP/s at L = 4096 on one core), the scores read K and Qᵀ in place with the scale as alpha, and
+// 132 GFLOP/s at L = 4096 on one core), the scores read K in place and Qᵀ
+// from a per-task contiguous copy, with the scale as alpha, and
 // the weights P are rounded to bf16 for Vᵀ·P, as PyTorch's CPU flash
 // kernel does for reduced-precision inputs. Widening every key/value block
 // for every query block cost a third of the time. f16 scores are read in

@@ -54,8 +54,20 @@ inline __m512 exp512(__m512 x) {
 }
 
 // exp(x) for x <= 0, -inf or NaN: a softmax's x - max. Only -inf needs the
-// clamp (it would make inf - inf in the reduction).
-inline __m512 exp512_nonpos(__m512 x) { return exp512_clamped(_mm512_max_ps(_mm512_set1_ps(-104.0f), x)); }
+// clamp (it would make inf - inf in the reduction); the polynomial is the
+// shorter kExpPolySoftmax (~2 ulp instead of ~1).
+inline __m512 exp512_nonpos(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpPolySoftmax[0]);
+  for (int i = 1; i < 4; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPolySoftmax[i]));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
 
 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
@@ -84,11 +96,6 @@ void exp_f32_avx512(const float* x, float* y, int64_t n) {
 
 namespace bp::kernels::cpu::detail {
 
-// The online-softmax step on a transposed score block: s is nk x nq (row c =
-// key j0 + c, column r = query i0 + r), so every per-query quantity is a
-// contiguous vector over r and both passes run down the columns 64 queries
-// (4 vectors) at a time. See softmax_block_cols in attention_flash.cpp for
-// the portable twin and the meaning of m, l, corr.
 namespace {
 
 // Columns r0 .. r0 + 16·V of the block (the last chunk narrower: V is the
@@ -98,14 +105,16 @@ template <int V>
 void softmax_cols_chunk(float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* l, float* corr, float* o,
                         int64_t o_rows, uint16_t* p16) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
-  __mmask16 mk[V], nan[V];
+  __mmask16 mk[V], ord[V];
   __m512 mold[V], mx[V], sum[V];
   for (int v = 0; v < V; ++v) {
     const int64_t left = nq - r0 - 16 * v;
     mk[v] = left <= 0 ? __mmask16(0) : tail_mask(left);
     mold[v] = _mm512_mask_loadu_ps(ninf, mk[v], m + r0 + 16 * v);
     mx[v] = mold[v];
-    nan[v] = _mm512_cmp_ps_mask(mold[v], mold[v], _CMP_UNORD_Q);
+    // Lanes with no NaN so far, narrowed by a masked compare (one
+    // instruction; OR-ing NaN masks went through general registers).
+    ord[v] = _mm512_mask_cmp_ps_mask(mk[v], mold[v], mold[v], _CMP_ORD_Q);
     sum[v] = _mm512_setzero_ps();
   }
   for (int64_t c = 0; c < nk; ++c) {
@@ -113,14 +122,14 @@ void softmax_cols_chunk(float* s, int64_t nk, int64_t nq, int64_t r0, float* m, 
     for (int v = 0; v < V; ++v) {
       const __m512 x = _mm512_mask_loadu_ps(ninf, mk[v], row + 16 * v);
       mx[v] = _mm512_max_ps(mx[v], x);
-      nan[v] |= _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+      ord[v] = _mm512_mask_cmp_ps_mask(ord[v], x, x, _CMP_ORD_Q);
     }
   }
   __m512 base[V];
   for (int v = 0; v < V; ++v) {
     // vmaxps drops a NaN operand; a column that saw one keeps NaN as its
     // maximum (Note [NaN in attention] in attention_flash.h).
-    mx[v] = _mm512_mask_mov_ps(mx[v], nan[v], _mm512_set1_ps(__builtin_nanf("")));
+    mx[v] = _mm512_mask_mov_ps(mx[v], static_cast<__mmask16>(mk[v] & ~ord[v]), _mm512_set1_ps(__builtin_nanf("")));
     // A column whose keys are all masked so far keeps m = -inf; subtracting
     // 0 instead gives exp(-inf) = 0 for it rather than exp(NaN).
     const __mmask16 dead = _mm512_cmp_ps_mask(mx[v], ninf, _CMP_EQ_OQ);
@@ -163,6 +172,11 @@ void softmax_cols_chunk(float* s, int64_t nk, int64_t nq, int64_t r0, float* m, 
 
 }  // namespace
 
+// The online-softmax step on a transposed score block: s is nk x nq (row c =
+// key j0 + c, column r = query i0 + r), so every per-query quantity is a
+// contiguous vector over r and both passes run down the columns 64 queries
+// (4 vectors) at a time. See softmax_block_cols in attention_flash.cpp for
+// the portable twin and the meaning of m, l, corr.
 void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr, float* o,
                                    int64_t o_rows, uint16_t* p16) {
   int64_t r0 = 0;
