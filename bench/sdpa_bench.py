@@ -22,6 +22,14 @@ SECTIONS = [a for a in sys.argv[1:] if "=" not in a] or ["gemm", "prefill", "dec
 def timed(fn, threads, reps=REPS, min_time=0.3):
     clock = time.thread_time if threads == 1 else time.perf_counter
     fn()
+    if threads > 1:  # wall time of single calls, best of many: the other builders come and go
+        best = float("inf")
+        t_end = time.perf_counter() + min_time * reps
+        while time.perf_counter() < t_end:
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        return best
     best = float("inf")
     for _ in range(reps):
         n, t0 = 0, clock()
