@@ -173,16 +173,6 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // out-of-line double rounding of the output took ~20% of bf16 time at
 // L = 4096, D = 64 on Zen 5, where the bf16 GEMMs run at twice fp32's rate.
 
-// Note [Few-query P·V]
-// With few query rows (decode: L = 1 and the G query heads of a key/value
-// head folded into G rows, Note [Folding shared key heads into query
-// rows]), Oᵀ += Vᵀ·P packs the whole value block as A for a product only nq
-// columns wide, less than one NR strip. Below kFewQueries rows the same
-// product runs as O += Pᵀ·V on the same buffer read column-major: P (nk x
-// nq, contiguous rows of nq) packs as a cheap A, and V is read in place as
-// B (Note [GEMM direct B] in gemm.cpp).
-constexpr int64_t kFewQueries = 48;
-
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -273,24 +263,14 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
       if constexpr (kBf16)
         for (int64_t i = 0; i < nk * nq; ++i) pbuf[i] = finite_to_bf16(st[i]);
     }
-    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides), or,
-    // for few queries (Note [Few-query P·V]), O += Pᵀ · V into the same
-    // buffer seen column-major.
-    const bool few = nq < kFewQueries;
+    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides).
     if constexpr (kBf16) {  // P rounded to bf16, V read in place
       const uint16_t* pb = pbuf.data();
-      if (few)
-        gemm_bf16(a.isa, {pb, nq, nk, 1, nq}, {v + j0 * a.v.rs, nk, Ev, a.v.rs, a.v.cs}, {obuf.data(), nq, Ev, 1, nq},
-                  1.0f, 1.0f);
-      else
-        gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
-                  1.0f, 1.0f);
+      gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
+                1.0f, 1.0f);
     } else {
       const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v.rs, a.v.rs, a.v.cs, nk, Ev, vbuf, vec);
-      if (few)
-        gemm<Acc>(a.isa, {st, nq, nk, 1, nq}, vb, {obuf.data(), nq, Ev, 1, nq}, Acc(1));
-      else
-        gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
+      gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
     }
   }
 
