@@ -173,6 +173,18 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // out-of-line double rounding of the output took ~20% of bf16 time at
 // L = 4096, D = 64 on Zen 5, where the bf16 GEMMs run at twice fp32's rate.
 
+// Note [Few-query P·V]
+// With few query rows (decode: L = 1 with the G query heads of a key/value
+// head folded into G rows, Note [Folding shared key heads into query
+// rows]), Oᵀ += Vᵀ·P packs the whole value block as A for a product only nq
+// columns wide. Below kFewQueries rows O is kept row-major instead and
+// O += P·V runs with P the transposed block read as a column-major A (a
+// cheap pack of nq-float lines) and V read in place as B (Note [GEMM direct
+// B] in gemm.cpp); O's correction is then a scalar pass over nq x Ev.
+// (Writing O column-major does not do it: the GEMM turns a column-major C
+// back into the transposed problem.)
+constexpr int64_t kFewQueries = 48;
+
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -223,6 +235,8 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   l.assign(static_cast<std::size_t>(nq), Acc(0));
   corr.resize(static_cast<std::size_t>(3 * nq));
 
+  // Few queries (Note [Few-query P·V]): O is kept row-major (nq x Ev).
+  const bool few = nq < kFewQueries;
   const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
   for (int64_t j0 = 0; j0 < kv_end; j0 += a.kv_block) {
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
@@ -247,30 +261,38 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     if constexpr (kBf16) pbuf.resize(static_cast<std::size_t>(nk * nq));
     if constexpr (kFloat) {
       if (fused)
-        detail::softmax_block_cols_f32_avx512(st, nk, nq, m.data(), l.data(), corr.data(), obuf.data(), Ev,
-                                              kBf16 ? pbuf.data() : nullptr);
+        detail::softmax_block_cols_f32_avx512(st, nk, nq, m.data(), l.data(), corr.data(), few ? nullptr : obuf.data(),
+                                              Ev, kBf16 ? pbuf.data() : nullptr);
     }
     if (!fused) {
       softmax_block_cols<Acc>(st, nk, nq, m.data(), l.data(), corr.data(), corr.data() + nq, corr.data() + 2 * nq,
                               vec);
-      bool any_corr = false;
-      for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
-      if (any_corr)
-        for (int64_t e = 0; e < Ev; ++e) {
-          Acc* o = obuf.data() + e * nq;
-          for (int64_t r = 0; r < nq; ++r) o[r] *= corr[r];
-        }
       if constexpr (kBf16)
         for (int64_t i = 0; i < nk * nq; ++i) pbuf[i] = finite_to_bf16(st[i]);
     }
-    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides).
+    if (!fused || few) {  // the correction of O (row-major when few) or Oᵀ
+      bool any_corr = false;
+      for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
+      if (any_corr)
+        for (int64_t e = 0; e < Ev; ++e)
+          for (int64_t r = 0; r < nq; ++r) obuf[few ? r * Ev + e : e * nq + r] *= corr[r];
+    }
+    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides), or, for
+    // few queries, O += P·V with P the transposed block read in place.
     if constexpr (kBf16) {  // P rounded to bf16, V read in place
       const uint16_t* pb = pbuf.data();
-      gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
-                1.0f, 1.0f);
+      if (few)
+        gemm_bf16(a.isa, {pb, nq, nk, 1, nq}, {v + j0 * a.v.rs, nk, Ev, a.v.rs, a.v.cs}, {obuf.data(), nq, Ev, Ev, 1},
+                  1.0f, 1.0f);
+      else
+        gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
+                  1.0f, 1.0f);
     } else {
       const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v.rs, a.v.rs, a.v.cs, nk, Ev, vbuf, vec);
-      gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
+      if (few)
+        gemm<Acc>(a.isa, {st, nq, nk, 1, nq}, vb, {obuf.data(), nq, Ev, Ev, 1}, Acc(1));
+      else
+        gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
     }
   }
 
@@ -278,12 +300,13 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   if constexpr (kFloat) {
     if (fused) {
       const int elem = kElem == DType::f32 ? 0 : kBf16 ? 1 : 2;
-      return detail::store_out_avx512(obuf.data(), 1, nq, nq, Ev, l.data(), elem, out, a.out_rs);
+      return few ? detail::store_out_avx512(obuf.data(), Ev, 1, nq, Ev, l.data(), elem, out, a.out_rs)
+                 : detail::store_out_avx512(obuf.data(), 1, nq, nq, Ev, l.data(), elem, out, a.out_rs);
     }
   }
   for (int64_t r = 0; r < nq; ++r) {
     const Acc inv = inverse_normaliser(l[r]);
-    for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[e * nq + r] * inv);
+    for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[few ? r * Ev + e : e * nq + r] * inv);
   }
 }
 
