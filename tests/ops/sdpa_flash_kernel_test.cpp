@@ -105,12 +105,15 @@ TEST(FlashKernel, RowMaxAndExpShiftedSumAgreeOnEveryWidth) {
   std::normal_distribution<float> nd(0.0f, 3.0f);
   std::vector<SoftmaxVec> widths = {SoftmaxVec::scalar};
   if (softmax_vec_for(GemmIsa::avx2) == SoftmaxVec::avx2) widths.push_back(SoftmaxVec::avx2);
-  for (int64_t n = 0; n <= 35; ++n)
+  if (flash_softmax_avx512_supported()) widths.push_back(SoftmaxVec::avx512);
+  // Up to past two 32-wide unrolled steps of the AVX-512 loops and their tail.
+  for (int64_t n = 0; n <= 70; ++n)
     for (int variant = 0; variant < 4; ++variant) {
       std::vector<float> x(static_cast<std::size_t>(n));
       for (auto& v : x) v = nd(gen);
       if (variant == 1 && n > 0) x[static_cast<std::size_t>(n / 2)] = -inf;
       if (variant == 2 && n > 0) x[static_cast<std::size_t>(n - 1)] = nan;
+      if (variant == 3 && n > 0) x[static_cast<std::size_t>(n / 3)] = nan;  // first half of a 32-wide step
       for (float init : {-inf, 0.5f, nan}) {
         double want_max = init;
         bool want_nan = init != init;
@@ -121,7 +124,7 @@ TEST(FlashKernel, RowMaxAndExpShiftedSumAgreeOnEveryWidth) {
           else EXPECT_EQ(got, static_cast<float>(want_max)) << "n " << n << " width " << int(w);
         }
       }
-      if (variant == 2) continue;  // NaN rows never reach the exp: their maximum is NaN
+      if (variant >= 2) continue;  // NaN rows never reach the exp: their maximum is NaN
       const float shift = n > 0 ? row_max(x.data(), n, -inf, SoftmaxVec::scalar) : 0.0f;
       if (shift == -inf) continue;  // every key masked: callers never take the exp then
       double want_sum = 0;
@@ -221,6 +224,86 @@ TEST(FlashKernel, TileEdges) {
       for (int64_t S : {15, 64, 70})
         for (bool causal : {false, true}) check_shape(L, S, 16, 8, causal, true, isa), check_shape(L, S, 7, 33, causal, false, isa);
   }
+}
+
+// bf16 and f16 in and out on the AVX-512 block step (Note [AVX-512 flash
+// block step]: P rounded to bf16 in the softmax, Oᵀ rescaled there, the
+// transposed vector output) and on the portable step, at the edges of the
+// default 192 x 384 tile, causal or masked, one row fully masked and a NaN
+// in one key (every output row that sees it is NaN, the rest finite). The oracle runs on the 16-bit-rounded inputs in fp64.
+void check_half(DType elem, int64_t L, int64_t S, bool causal, bool masked, bool nan_key, GemmIsa isa) {
+  const int64_t E = 40, Ev = 40;  // E == Ev (flash:cpu's check); 40: a 16-lane tail
+  std::mt19937 rng(static_cast<uint32_t>(L * 7919 + S));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const bool bf16 = elem == DType::bf16;
+  const auto to16 = [&](double x) { return bf16 ? bfloat16_bits_from_double(x) : half_bits_from_double(x); };
+  const auto from16 = [&](uint16_t h) { return bf16 ? bfloat16_bits_to_float(h) : half_bits_to_float(h); };
+  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) {
+    std::vector<float> t(static_cast<std::size_t>(n));
+    bits.resize(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) bits[i] = to16(nd(rng)), t[i] = from16(bits[i]);
+    return t;
+  };
+  std::vector<uint16_t> qh, kh, vh;
+  const std::vector<float> q = fill(L * E, qh), v = fill(S * Ev, vh);
+  std::vector<float> k = fill(S * E, kh);
+  const int64_t bad = S / 2;  // the NaN key
+  if (nan_key) kh[bad * E + 3] = to16(NAN), k[bad * E + 3] = NAN;
+  std::vector<float> mask;
+  if (masked) {
+    mask.assign(static_cast<std::size_t>(L * S), 0.0f);
+    for (int64_t i = 0; i < L * S; ++i) mask[i] = nd(rng);
+    for (int64_t j = 0; j < S; ++j) mask[j] = -INFINITY;  // row 0 sees nothing
+  }
+  std::vector<uint16_t> out(static_cast<std::size_t>(L * Ev + 1), 0x1234);
+  FlashAttention a;
+  a.elem = elem;
+  a.L = L, a.S = S, a.E = E, a.Ev = Ev;
+  a.q.data = qh.data(), a.k.data = kh.data(), a.v.data = vh.data(), a.out = out.data();
+  a.q.rs = E, a.k.rs = E, a.v.rs = Ev, a.out_rs = Ev;
+  a.q.off = a.k.off = a.v.off = a.out_off = {0};
+  if (masked) a.mask.data = mask.data(), a.mask.rs = S, a.mask.cs = 1, a.mask.off = {0};
+  a.scale = 0.3, a.causal = causal, a.isa = isa;
+  flash_attention(a);
+  ASSERT_EQ(out.back(), 0x1234) << "wrote past the output";
+  // The oracle without the NaN key (rows that never see it) ...
+  std::vector<float> kc = k;
+  if (nan_key) kc[bad * E + 3] = 0.0f;
+  const std::vector<double> ref = oracle(q, kc, v, mask, L, S, E, Ev, 0.3, causal);
+  double err = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    // ... and the rows that see it (not causally hidden) are NaN: a -inf
+    // mask entry does not hide a NaN score (NaN + -inf is NaN, as in PyTorch).
+    const bool sees_nan = nan_key && (!causal || i >= bad);
+    for (int64_t e = 0; e < Ev; ++e) {
+      const float got = from16(out[i * Ev + e]);
+      if (sees_nan) {
+        ASSERT_TRUE(std::isnan(got)) << "row " << i << " L=" << L << " S=" << S;
+      } else {
+        ASSERT_FALSE(std::isnan(got)) << "row " << i << " L=" << L << " S=" << S;
+        err = std::max(err, std::abs(got - ref[i * Ev + e]));
+      }
+    }
+  }
+  // bf16 P (8 bits) and a bf16 output: ~2^-8 relative on outputs of size ~1.
+  EXPECT_LT(err, bf16 ? 2.5e-2 : 4e-3) << dtype_name(elem) << " L=" << L << " S=" << S << " causal=" << causal
+                                       << " masked=" << masked << " isa=" << gemm_isa_name(isa);
+}
+
+TEST(FlashKernel, HalfTypesAtTileEdges) {
+  std::vector<GemmIsa> isas = {GemmIsa::generic};
+  if (flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512);
+  if (gemm_isa_supported(GemmIsa::avx512_bf16) && flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512_bf16);
+  for (GemmIsa isa : isas)
+    for (DType elem : {DType::bf16, DType::f16}) {
+      if (elem == DType::f16 && isa == GemmIsa::avx512_bf16) continue;  // pick_gemm_isa gives it bf16 only
+      for (int64_t L : {1, 8, 191, 193})
+        for (int64_t S : {1, 383, 385, 769})
+          for (bool causal : {false, true}) {
+            check_half(elem, L, S, causal, false, false, isa);
+            check_half(elem, L, S, causal, true, S > 2, isa);
+          }
+    }
 }
 
 }  // namespace

@@ -233,15 +233,35 @@ def test_can_use_flash_attention_runs_the_cpu_checks():
     assert cuda.can_use_efficient_attention(SDPAParams(q, q, q, None, 0.0, False, False)) is True
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
-def test_shared_key_heads_fold_into_query_rows_in_every_layout(dtype):
-    # Note [Folding shared key heads into query rows]: flash:cpu runs the query
-    # heads of one key/value head as rows of one problem where their rows
-    # continue one another, and per head elsewhere; both against the oracle.
+@pytest.mark.parametrize("impl", ["flash:cpu", "efficient:cpu"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_decode_shaped_gqa_across_key_blocks(impl, dtype):
+    # One query row per head, 8 query heads per key/value head (folded into 8
+    # rows), key lengths one short of, at and past the key blocks (256 and
+    # 384), D = 128; a NaN in one key reaches exactly the heads that see it.
+    np_dtype, tol = DTYPES[dtype]
+    with backends.implementations("sdpa", impl):
+        for S in (255, 256, 257, 383, 385, 1000):
+            q, k, v = rand((1, 16, 1, 128), np_dtype), rand((1, 2, S, 128), np_dtype), rand((1, 2, S, 128), np_dtype)
+            got = np.asarray(F.scaled_dot_product_attention(q, k, v, enable_gqa=True).numpy(), np.float64)
+            assert np.abs(got - oracle(q, k, v, gqa=True)).max() <= tol, S
+            k[0, 1, S // 2, 5] = np.nan
+            got = np.asarray(F.scaled_dot_product_attention(q, k, v, enable_gqa=True).numpy(), np.float64)
+            assert np.isnan(got[0, 8:]).all() and not np.isnan(got[0, :8]).any(), S
+            assert np.abs(got[0, :8] - oracle(q, k, v, gqa=True)[0, :8]).max() <= tol, S
+
+
+@pytest.mark.parametrize("impl", ["flash:cpu", "efficient:cpu"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_shared_key_heads_fold_into_query_rows_in_every_layout(impl, dtype):
+    # Note [Folding shared key heads into query rows]: flash:cpu and
+    # efficient:cpu run the query heads of one key/value head as rows of one
+    # problem where their rows continue one another, and per head elsewhere;
+    # both against the oracle.
     np_dtype, tol = DTYPES[dtype]
     B, H, Hk, S, E = 2, 8, 2, 37, 16
     k, v = rand((B, Hk, S, E), np_dtype), rand((B, Hk, S, E), np_dtype)
-    with backends.implementations("sdpa", "flash:cpu"):
+    with backends.implementations("sdpa", impl):
         for L in (1, 5):
             q = rand((B, H, L, E), np_dtype)
             q_heads_inner = np.swapaxes(rand((B, L, H, E), np_dtype), 1, 2)   # head stride E: rows do not continue

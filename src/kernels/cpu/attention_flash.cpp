@@ -153,13 +153,37 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // bf16 inputs are not widened: both GEMMs take bf16 operands with fp32
 // accumulation (gemm_bf16: the AVX512_BF16 dot products where the caller
 // picked that ISA, pick_gemm_isa(bf16) in src/ops/sdpa/gemm_isa.h; 82 ->
-// 132 GFLOP/s at L = 4096 on one core), the scores read K and Qᵀ in place with the scale as alpha, and
+// 132 GFLOP/s at L = 4096 on one core), the scores read K in place and Qᵀ
+// from a per-task contiguous copy, with the scale as alpha, and
 // the weights P are rounded to bf16 for Vᵀ·P, as PyTorch's CPU flash
 // kernel does for reduced-precision inputs. Widening every key/value block
 // for every query block cost a third of the time. f16 scores are read in
 // place the same way (gemm_f16); its value blocks are widened (with F16C
 // where AVX-512 is allowed), since rounding P to f16 has no cheap inline
 // form here: 29 -> 86 GFLOP/s at L = 4096 on one core.
+
+// Note [AVX-512 flash block step]
+// Where the softmax runs at AVX-512 width (fp32 accumulators), the work
+// between the two GEMMs of a key block is one pass of
+// softmax_block_cols_f32_avx512: it also scales Oᵀ by the correction while
+// it is in registers (skipped once no maximum moves) and, for bf16, writes
+// P rounded to bf16 straight from the exp (no fp32 P pass, no separate
+// rounding pass); and the finished Oᵀ is written out transposed, scaled
+// and narrowed by store_out_cols_avx512. Those scalar passes and the
+// out-of-line double rounding of the output took ~20% of bf16 time at
+// L = 4096, D = 64 on Zen 5, where the bf16 GEMMs run at twice fp32's rate.
+
+// Note [Few-query P·V]
+// With few query rows (decode: L = 1 with the G query heads of a key/value
+// head folded into G rows, Note [Folding shared key heads into query
+// rows]), Oᵀ += Vᵀ·P packs the whole value block as A for a product only nq
+// columns wide. Below kFewQueries rows O is kept row-major instead and
+// O += P·V runs with P the transposed block read as a column-major A (a
+// cheap pack of nq-float lines) and V read in place as B (Note [GEMM direct
+// B] in gemm.cpp); O's correction is then a scalar pass over nq x Ev.
+// (Writing O column-major does not do it: the GEMM turns a column-major C
+// back into the transposed problem.)
+constexpr int64_t kFewQueries = 48;
 
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
@@ -173,7 +197,7 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 template <DType kElem, class Acc>
 void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Buf<Acc>& sbuf,
               Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
-              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf) {
+              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf, Buf<uint16_t>& qtbuf) {
   using T = typename Elem<kElem>::T;
   // bf16 inputs stay bf16; f16 scores are read in place too (Note [bf16 flash]).
   constexpr bool kBf16 = kElem == DType::bf16;
@@ -186,6 +210,9 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   const T* v = static_cast<const T*>(a.v.data) + a.v.off[n];
   const Acc* mask = a.mask.data ? static_cast<const Acc*>(a.mask.data) + a.mask.off[n] : nullptr;
   const SoftmaxVec vec = std::is_same_v<Acc, float> ? softmax_vec_for(a.isa) : SoftmaxVec::scalar;
+  // Note [AVX-512 flash block step]
+  constexpr bool kFloat = std::is_same_v<Acc, float>;
+  const bool fused = kFloat && vec == SoftmaxVec::avx512;
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
   const Acc scale = static_cast<Acc>(a.scale);
@@ -194,6 +221,13 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     for (int64_t r = 0; r < nq; ++r)
       for (int64_t e = 0; e < E; ++e)
         qbuf[e * nq + r] = static_cast<Acc>(Elem<kElem>::get(q + r * a.q.rs + e * a.q.cs)) * scale;
+  } else {
+    // Qᵀ as contiguous 16-bit rows, once per task: the score GEMM then reads
+    // it in place (Note [GEMM direct B] in gemm.cpp) instead of packing the
+    // strided transpose again for every key block (6% of bf16 time).
+    qtbuf.resize(static_cast<std::size_t>(nq * E));
+    for (int64_t r = 0; r < nq; ++r)
+      for (int64_t e = 0; e < E; ++e) qtbuf[e * nq + r] = q[r * a.q.rs + e * a.q.cs];
   }
   obuf.assign(static_cast<std::size_t>(Ev * nq), Acc(0));
   // m, l, corr, then two scratch vectors for the portable softmax.
@@ -201,6 +235,8 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   l.assign(static_cast<std::size_t>(nq), Acc(0));
   corr.resize(static_cast<std::size_t>(3 * nq));
 
+  // Few queries (Note [Few-query P·V]): O is kept row-major (nq x Ev).
+  const bool few = nq < kFewQueries;
   const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
   for (int64_t j0 = 0; j0 < kv_end; j0 += a.kv_block) {
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
@@ -208,7 +244,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     Acc* st = sbuf.data();
     if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
       auto* half_gemm = kBf16 ? &gemm_bf16 : &gemm_f16;
-      half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {q, E, nq, a.q.cs, a.q.rs}, {st, nk, nq, nq, 1},
+      half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {qtbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1},
                 scale, 0.0f, {});
     } else {
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
@@ -222,32 +258,55 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     if (a.causal)  // key j0 + c is hidden from queries i < j0 + c
       for (int64_t c = 0; c < nk; ++c)
         for (int64_t r = 0; r < std::min(nq, j0 + c - i0); ++r) st[c * nq + r] = kNegInf;
-    softmax_block_cols<Acc>(st, nk, nq, m.data(), l.data(), corr.data(), corr.data() + nq, corr.data() + 2 * nq,
-                            vec);
-    bool any_corr = false;
-    for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
-    if (any_corr)
-      for (int64_t e = 0; e < Ev; ++e) {
-        Acc* o = obuf.data() + e * nq;
-        for (int64_t r = 0; r < nq; ++r) o[r] *= corr[r];
-      }
-    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides).
+    if constexpr (kBf16) pbuf.resize(static_cast<std::size_t>(nk * nq));
+    if constexpr (kFloat) {
+      if (fused)
+        detail::softmax_block_cols_f32_avx512(st, nk, nq, m.data(), l.data(), corr.data(), few ? nullptr : obuf.data(),
+                                              Ev, kBf16 ? pbuf.data() : nullptr);
+    }
+    if (!fused) {
+      softmax_block_cols<Acc>(st, nk, nq, m.data(), l.data(), corr.data(), corr.data() + nq, corr.data() + 2 * nq,
+                              vec);
+      if constexpr (kBf16)
+        for (int64_t i = 0; i < nk * nq; ++i) pbuf[i] = finite_to_bf16(st[i]);
+    }
+    if (!fused || few) {  // the correction of O (row-major when few) or Oᵀ
+      bool any_corr = false;
+      for (int64_t r = 0; r < nq; ++r) any_corr |= corr[r] != Acc(1);
+      if (any_corr)
+        for (int64_t e = 0; e < Ev; ++e)
+          for (int64_t r = 0; r < nq; ++r) obuf[few ? r * Ev + e : e * nq + r] *= corr[r];
+    }
+    // Oᵀ += Vᵀ · P (Vᵀ is the value block read with swapped strides), or, for
+    // few queries, O += P·V with P the transposed block read in place.
     if constexpr (kBf16) {  // P rounded to bf16, V read in place
-      pbuf.resize(static_cast<std::size_t>(nk * nq));
-      uint16_t* pb = pbuf.data();
-      for (int64_t i = 0; i < nk * nq; ++i) pb[i] = finite_to_bf16(st[i]);
-      gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
-                1.0f, 1.0f);
+      const uint16_t* pb = pbuf.data();
+      if (few)
+        gemm_bf16(a.isa, {pb, nq, nk, 1, nq}, {v + j0 * a.v.rs, nk, Ev, a.v.rs, a.v.cs}, {obuf.data(), nq, Ev, Ev, 1},
+                  1.0f, 1.0f);
+      else
+        gemm_bf16(a.isa, {v + j0 * a.v.rs, Ev, nk, a.v.cs, a.v.rs}, {pb, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1},
+                  1.0f, 1.0f);
     } else {
       const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v.rs, a.v.rs, a.v.cs, nk, Ev, vbuf, vec);
-      gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
+      if (few)
+        gemm<Acc>(a.isa, {st, nq, nk, 1, nq}, vb, {obuf.data(), nq, Ev, Ev, 1}, Acc(1));
+      else
+        gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
     }
   }
 
   T* out = static_cast<T*>(a.out) + a.out_off[n] + i0 * a.out_rs;
+  if constexpr (kFloat) {
+    if (fused) {
+      const int elem = kElem == DType::f32 ? 0 : kBf16 ? 1 : 2;
+      return few ? detail::store_out_avx512(obuf.data(), Ev, 1, nq, Ev, l.data(), elem, out, a.out_rs)
+                 : detail::store_out_avx512(obuf.data(), 1, nq, nq, Ev, l.data(), elem, out, a.out_rs);
+    }
+  }
   for (int64_t r = 0; r < nq; ++r) {
     const Acc inv = inverse_normaliser(l[r]);
-    for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[e * nq + r] * inv);
+    for (int64_t e = 0; e < Ev; ++e) Elem<kElem>::put(out + r * a.out_rs + e, obuf[few ? r * Ev + e : e * nq + r] * inv);
   }
 }
 
@@ -260,11 +319,11 @@ void run_all(const FlashAttention& a) {
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
-    Buf<uint16_t> pbuf;
+    Buf<uint16_t> pbuf, qtbuf;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t)
       run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr,
-                           pbuf);
+                           pbuf, qtbuf);
   }
 }
 
@@ -286,14 +345,9 @@ SoftmaxVec softmax_vec_for(GemmIsa isa) {
 
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec) {
   if (vec == SoftmaxVec::avx2) return detail::exp_shifted_sum_f32_avx2(s, n, shift);
+  if (vec == SoftmaxVec::avx512) return detail::exp_shifted_sum_f32_avx512(s, n, shift);
   float sum = 0;
-  if (vec != SoftmaxVec::scalar) {
-    for (int64_t i = 0; i < n; ++i) s[i] -= shift;
-    (vec == SoftmaxVec::avx512 ? detail::exp_f32_avx512 : detail::exp_f32_avx2)(s, s, n);
-    for (int64_t i = 0; i < n; ++i) sum += s[i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
-  }
+  for (int64_t i = 0; i < n; ++i) sum += (s[i] = std::exp(s[i] - shift));
   return sum;
 }
 
@@ -311,6 +365,7 @@ T row_max_portable(const T* s, int64_t n, T init) {
 }
 
 float row_max(const float* s, int64_t n, float init, SoftmaxVec vec) {
+  if (vec == SoftmaxVec::avx512) return detail::row_max_f32_avx512(s, n, init);
   return vec == SoftmaxVec::avx2 ? detail::row_max_f32_avx2(s, n, init) : row_max_portable(s, n, init);
 }
 

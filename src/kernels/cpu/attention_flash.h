@@ -65,7 +65,7 @@ SoftmaxVec softmax_vec_for(GemmIsa isa);
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec);
 double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec vec);
 // nan_max over init and s[0..n) (Note [NaN in attention]), vectorised for
-// float at `vec`'s width where there is a vector body (AVX2).
+// float at `vec`'s width (AVX-512, AVX2).
 float row_max(const float* s, int64_t n, float init, SoftmaxVec vec);
 double row_max(const double* s, int64_t n, double init, SoftmaxVec vec);
 
@@ -91,11 +91,23 @@ namespace detail {
 // flash_softmax_avx512_supported(). Exposed for the tests.
 void exp_f32_avx512(const float* x, float* y, int64_t n);  // y = exp(x), ~1-2 ulp
 // One online-softmax step on a transposed score block (nk x nq, query index
-// last): updates m, l per query, writes corr = exp(m_old - m_new) and P in s.
-void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr);
+// last): updates m, l per query, writes corr = exp(m_old - m_new) and P in s,
+// or, given p16, P rounded to bf16 (finite_to_bf16) in p16 (nk x nq) with s
+// left as scores. Given o (o_rows x nq, Oᵀ), scales its columns by corr.
+void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
+                                   float* o = nullptr, int64_t o_rows = 0, uint16_t* p16 = nullptr);
+// out row r (r < nq; row stride out_rs) = o[r·o_rs + e·o_cs] (e < cols) times
+// inverse_normaliser(l[r]), as elem 0 = f32, 1 = bf16, 2 = f16 (round to
+// nearest even; NaN stays NaN). flash:cpu's Oᵀ has o_cs = nq, efficient:cpu's O 1.
+void store_out_avx512(const float* o, int64_t o_rs, int64_t o_cs, int64_t nq, int64_t cols, const float* l,
+                      int elem, void* out, int64_t out_rs);
+// y[i] = finite_to_bf16(x[i]) (bf16_round.h), i < n.
+void round_bf16_avx512(const float* x, uint16_t* y, int64_t n);
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit
 // column stride) widened to fp32 with F16C.
 void widen_f16_rows_avx512(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, float* dst);
+float exp_shifted_sum_f32_avx512(float* s, int64_t n, float shift);  // exp_shifted_sum in one pass
+float row_max_f32_avx512(const float* s, int64_t n, float init);     // NaN if any s[i] (or init) is NaN
 // Their AVX2 twins (attention_flash_avx2.cpp; only where the CPU has AVX2,
 // FMA and F16C). exp_f32_avx2 returns 0 below -86.9 instead of subnormals.
 void exp_f32_avx2(const float* x, float* y, int64_t n);

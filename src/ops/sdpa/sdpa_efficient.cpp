@@ -9,6 +9,7 @@
 #include "kernels/cpu/attention_efficient.h"
 #include "ops/sdpa/attn_operand.h"
 #include "ops/sdpa/checks.h"
+#include "ops/sdpa/fold_heads.h"
 #include "ops/sdpa/gemm_isa.h"
 #include "backplane/dispatch_checks.h"
 #include "ops/sdpa/impls.h"
@@ -29,6 +30,7 @@ void run_efficient(const Params& p) {
   a.causal = p.is_causal;
   a.isa = pick_gemm_isa();
   a.half_isa = pick_gemm_isa(p.dtype);
+  fold_shared_kv_heads(p, a);  // Note [Folding shared key heads into query rows]
   kernels::cpu::efficient_attention(a);
 }
 
