@@ -24,6 +24,8 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
+
 #include <cstdint>
 
 #include "kernels/cpu/exp_poly.h"
@@ -32,21 +34,25 @@ namespace bp::kernels::cpu::detail {
 
 namespace {
 
-// exp of x already clamped to [-104, 89]. exp(r) = 1 + r + r²·P(r) is
-// evaluated as 1 + r·(1 + r·P(r)), all FMAs (7 instead of 5 FMAs, a
-// multiply, an add and an FMA: the softmax issues one exp per score, so
-// every instruction here is ~4% of its time).
-inline __m512 exp512_clamped(__m512 x) {
+// exp of x already clamped to [-104, 89], with the polynomial `poly` (highest
+// coefficient first): exp(r) = 1 + r + r²·P(r) is evaluated as
+// 1 + r·(1 + r·P(r)), all FMAs (7 instead of 5 FMAs, a multiply, an add and
+// an FMA: the softmax issues one exp per score, so every instruction here is
+// ~4% of its time).
+template <std::size_t N>
+inline __m512 exp512_poly(__m512 x, const float (&poly)[N]) {
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(kExpPoly[0]);
-  for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPoly[i]));
+  __m512 p = _mm512_set1_ps(poly[0]);
+  for (std::size_t i = 1; i < N; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(poly[i]));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   return _mm512_scalef_ps(p, n);
 }
+
+inline __m512 exp512_clamped(__m512 x) { return exp512_poly(x, kExpPoly); }
 
 inline __m512 exp512(__m512 x) {
   x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
@@ -57,16 +63,7 @@ inline __m512 exp512(__m512 x) {
 // clamp (it would make inf - inf in the reduction); the polynomial is the
 // shorter kExpPolySoftmax (~2 ulp instead of ~1).
 inline __m512 exp512_nonpos(__m512 x) {
-  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_set1_ps(kExpPolySoftmax[0]);
-  for (int i = 1; i < 4; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPolySoftmax[i]));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, n);
+  return exp512_poly(_mm512_max_ps(_mm512_set1_ps(-104.0f), x), kExpPolySoftmax);
 }
 
 inline __mmask16 tail_mask(int64_t left) {
