@@ -387,10 +387,14 @@ void fill_sparse() {
 
 }  // namespace bp::cuda_impl
 
-#else  // no cuSPARSELt: op.cpp declared the row "not built" already
+#else  // no cuSPARSELt: the row stays, saying why it cannot run
 
 namespace bp::cuda_impl {
-void fill_sparse() {}
+void fill_sparse() {
+  dispatch::fill_not_built(ops::sparse::sparse_op(), "cusparselt:spmma",
+                           "cuSPARSELt was not found at configure time (scripts/setup.sh fetches it with the CUDA "
+                           "toolkit)");
+}
 }  // namespace bp::cuda_impl
 
 #endif

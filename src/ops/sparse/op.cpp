@@ -21,10 +21,6 @@
 #include "ops/sparse/impls.h"
 #include "ops/sparse/layout.h"
 
-#ifndef BP_HAVE_CUSPARSELT
-#define BP_HAVE_CUSPARSELT 0
-#endif
-
 namespace bp::ops::sparse {
 namespace {
 
@@ -75,19 +71,17 @@ dispatch::OpConfig config() {
   return c;
 }
 
+// Declared in every build, as conv's cudnn:conv is, so its checks and the
+// flags its run reads are the same everywhere (docs/flags.md is generated
+// from them); a build without CUDA or without cuSPARSELt leaves it unfilled,
+// and explain says which (cuda_slot; src/cuda/sparse_spmma.cpp).
 std::unique_ptr<dispatch::Implementation> make_spmma_slot() {
-#if BP_HAVE_CUSPARSELT
   dispatch::Properties props;
   props.deterministic = false;  // split-k algorithms may reduce in any order
   props.workspace = "cuSPARSELt's matmul workspace; the weight in cuSPARSELt's compressed form, made once per weight";
   // The run's algorithm search reads cudnn.benchmark / benchmark_limit (src/cuda/sparse_spmma.cpp).
   return cuda_slot<Params>("cusparselt:spmma", "cusparselt", props, cuda_checks::spmma_checks(),
                            cuda_checks::spmma_run_flags());
-#else
-  return dispatch::not_built("cusparselt:spmma", "cusparselt",
-                             "cuSPARSELt was not found at configure time (scripts/setup.sh fetches it with the CUDA "
-                             "toolkit)");
-#endif
 }
 
 std::vector<std::unique_ptr<dispatch::Implementation>> implementations() {
