@@ -248,8 +248,9 @@ inline void prefetch_slice(const char* strip, int64_t begin, int64_t bytes, int6
 // separate pass read 4 and wrote 2 bytes per element cold from memory (3% of
 // a 2048^3 bf16 GEMM). Instead, on the last k block, kernels that have one
 // (GemmKernel::micro_out16) round the tile from the registers into the
-// output and never write it to C; the others (the direct-B tile, the AVX2
-// and generic files) round the tile they just wrote to C while it is in L1.
+// output and never write it to C (GemmKernel::direct_out16 likewise for the
+// direct-B tile); the others (the AVX2 and generic files, the fp32 "medium"
+// table) round the tile they just wrote to C while it is in L1.
 // Only row-major C and out (run_blocked's case); the GEMV path leaves the
 // rounding to the caller. The bits are the same either way (convert.h).
 template <class Acc>

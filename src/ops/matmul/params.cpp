@@ -8,6 +8,7 @@
 
 #include "core/threads.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/scratch.h"
 #include "ops/matmul/impls.h"
 
 
@@ -68,22 +69,17 @@ void round_into(DType dtype, kernels::cpu::GemmIsa isa, const float* src, uint16
   }
 }
 
-// The fp32 staging area of f16/bf16 outputs: kept per calling thread up to
-// kStagingKeep bytes (a fresh 16 MiB area per 2048^2 product cost 1% of it in
-// page faults), allocated per call above that. Counted in memory_stats()
-// either way, as the GEMM's packing panels are.
+// The fp32 staging area of f16/bf16 outputs: a kernel scratch slot of the
+// calling thread up to kStagingKeep bytes (Note [Kernel scratch]; a fresh
+// 16 MiB area per 2048^2 product cost 1% of it in page faults), allocated
+// per call above that, so one huge product does not pin its area for good.
+// Counted in memory_stats() either way.
 float* staging_area(std::size_t bytes, StoragePtr& owned) {
   constexpr std::size_t kStagingKeep = std::size_t{64} << 20;
-  thread_local StoragePtr kept;
-  if (bytes > kStagingKeep) {
-    owned = allocate_storage(Device::cpu(), bytes);
-    return static_cast<float*>(owned->data());
-  }
-  if (!kept || kept->nbytes() < bytes) {
-    kept.reset();
-    kept = allocate_storage(Device::cpu(), bytes);
-  }
-  return static_cast<float*>(kept->data());
+  using kernels::cpu::ScratchSlot;
+  if (bytes <= kStagingKeep) return kernels::cpu::scratch(ScratchSlot::matmul_staging, bytes / sizeof(float));
+  owned = allocate_storage(Device::cpu(), bytes);
+  return static_cast<float*>(owned->data());
 }
 
 template <class Acc>
