@@ -73,6 +73,7 @@ class Tensor {
 
   // Uninitialised contiguous memory.
   static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu());
+  static Tensor empty(Shape&& shape, DType dtype, Device device = Device::cpu());  // takes the shape's memory
   static Tensor zeros(const Shape& shape, DType dtype, Device device = Device::cpu());
   // Copies a dense row-major host buffer of the given shape and dtype.
   static Tensor from_buffer(const void* data, const Shape& shape, DType dtype,

@@ -90,12 +90,14 @@ Shape contiguous_strides(const Shape& shape) {
   return strides;
 }
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) { return empty(Shape(shape), dtype, device); }
+
+Tensor Tensor::empty(Shape&& shape, DType dtype, Device device) {
   const int64_t n = detail::checked_numel(shape, "Tensor.empty", static_cast<int64_t>(dtype_itemsize(dtype)));
   Tensor t;
   t.storage_ = allocate_storage(device, static_cast<std::size_t>(n) * dtype_itemsize(dtype));
-  t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
+  t.shape_ = std::move(shape);
   t.dtype_ = dtype;
   return t;
 }
