@@ -80,6 +80,18 @@ FIXED = [  # tile edges, 1x1, depthwise, 3x3 unit stride, a large stride
          dilation=(1, 1), padding="same", bias=True, layout="channels_last"),
     dict(spatial=2, transposed=False, n=1, c=4, k=4, groups=1, kernel=(2, 4), sizes=(6, 9), stride=(1, 1),
          dilation=(2, 1), padding="same", bias=True, layout="dense"),
+    # channels-last products whose weight im2col:gemm views instead of reordering (Note [Channels-last
+    # weight rows]): 1x1 with channel-strided weights (grouped, strided), weights stored channels-last
+    dict(spatial=2, transposed=False, n=2, c=12, k=10, groups=1, kernel=(1, 1), sizes=(5, 7), stride=(1, 1),
+         dilation=(1, 1), padding=(0, 0), bias=True, layout="channels_last", w_layout="strided"),
+    dict(spatial=2, transposed=False, n=1, c=12, k=8, groups=2, kernel=(1, 1), sizes=(6, 5), stride=(2, 1),
+         dilation=(1, 1), padding=(0, 0), bias=False, layout="channels_last", w_layout="strided"),
+    dict(spatial=2, transposed=False, n=2, c=10, k=14, groups=1, kernel=(3, 3), sizes=(8, 9), stride=(1, 1),
+         dilation=(1, 1), padding=(1, 1), bias=True, layout="channels_last", w_layout="channels_last"),
+    dict(spatial=2, transposed=False, n=1, c=8, k=12, groups=4, kernel=(3, 2), sizes=(7, 6), stride=(2, 1),
+         dilation=(1, 1), padding=(1, 0), bias=False, layout="channels_last", w_layout="channels_last"),
+    dict(spatial=3, transposed=False, n=1, c=6, k=5, groups=1, kernel=(2, 1, 3), sizes=(3, 4, 6), stride=(1, 1, 1),
+         dilation=(1, 1, 1), padding=(0, 0, 1), bias=True, layout="channels_last", w_layout="channels_last"),
     # depthwise on NCHW planes (the direct kernels' planar path): strides 2 and 3, dilation, 3-D
     dict(spatial=2, transposed=False, n=2, c=5, k=5, groups=5, kernel=(3, 3), sizes=(11, 75), stride=(2, 2),
          dilation=(1, 2), padding=(1, 2), bias=True, layout="dense"),
@@ -128,7 +140,20 @@ def inputs(case, np_dtype, rng):
         w = rand((case["k"], case["c"] // case["groups"]) + case["kernel"], np_dtype, rng)
     b = rand((case["k"],), np_dtype, rng) if case["bias"] else None
     assert sp == x.ndim - 2
-    return layout(x, case["layout"], rng), w, b
+    # Weights come dense, channels-last (as to(memory_format=channels_last)
+    # leaves a model's) or strided: kernels that view the weight instead of
+    # copying it must read each layout right.
+    w_layout = case.get("w_layout") or ("dense", "channels_last", "strided")[int(rng.integers(3))]
+    return layout(x, case["layout"], rng), weight_layout(w, w_layout), b
+
+
+def weight_layout(w, kind):
+    """As layout(), but "strided" steps over the input channels (dim 1), which a 1x1 kernel's view reads."""
+    if kind != "strided":
+        return layout(w, kind, None)
+    big = np.zeros((w.shape[0], w.shape[1] * 2) + w.shape[2:], w.dtype)
+    big[:, ::2] = w
+    return big[:, ::2]
 
 
 def call(case, x, w, b):

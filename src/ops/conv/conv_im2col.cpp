@@ -129,19 +129,61 @@ void gather_ndhwc(const Params& p, const Tensor& x, int64_t n0, int64_t nb, T* c
 }
 
 // The weight as [G, kvol * C/G, K/G] with rows in (tap, channel) order, the
-// column order of gather_ndhwc.
+// column order of gather_ndhwc: a copy, when the weight cannot be viewed
+// that way (weight_rows). The copy goes K/G-block by block so that both the
+// reads (kBlock weight rows, each read in order) and the writes (kBlock
+// adjacent elements of a row) stay on a few cache lines: walking one side
+// with a stride of K/G elements made it cost more than a 1x1 layer's product.
 template <class T>
 Tensor weight_tap_major(const Params& p, const Tensor& w) {
+  constexpr int64_t kBlock = 16;
   const int64_t kvol = p.kernel_volume(), cg = p.cg(), kg = p.kg();
   Tensor out = Tensor::empty({p.groups, kvol * cg, kg}, w.dtype());
   const Tensor wc = w.contiguous();  // [K, C/G, KD, KH, KW]
   const T* s = static_cast<const T*>(wc.data());
   T* d = static_cast<T*>(out.data());
   for (int64_t g = 0; g < p.groups; ++g)
-    for (int64_t kk = 0; kk < kg; ++kk)
+    for (int64_t k0 = 0; k0 < kg; k0 += kBlock) {
+      const int64_t k1 = std::min(kg, k0 + kBlock);
       for (int64_t c = 0; c < cg; ++c)
-        for (int64_t t = 0; t < kvol; ++t) d[(g * kvol * cg + t * cg + c) * kg + kk] = s[((g * kg + kk) * cg + c) * kvol + t];
+        for (int64_t t = 0; t < kvol; ++t) {
+          T* row = d + (g * kvol * cg + t * cg + c) * kg;
+          const T* col = s + ((g * kg) * cg + c) * kvol + t;
+          for (int64_t kk = k0; kk < k1; ++kk) row[kk] = col[kk * cg * kvol];
+        }
+    }
   return out;
+}
+
+// Note [Channels-last weight rows]
+// A channels-last product reads the weight as B = [G, kvol * C/G, K/G] with
+// rows in (tap, channel) order. Two common weights are that matrix already,
+// transposed: a 1x1 kernel (B[c, k] = w[k, c]) and a weight stored channels-
+// last itself ([K, KD, KH, KW, C/G] in memory, as PyTorch's
+// to(memory_format=torch.channels_last) leaves it: B[t * C/G + c, k] =
+// w[k, c, t]). Those become a strided view that matmul packs like any
+// transposed operand; any other weight is reordered (weight_tap_major).
+bool viewable_as_rows(const Params& p) {
+  if (p.kernel_volume() == 1) return true;
+  // Channels-last dense: c has stride 1, then kw, kh, kd, k outwards (a
+  // dim of size 1 may have any stride).
+  const Tensor& w = p.w;
+  if (p.cg() > 1 && w.stride(1) != 1) return false;
+  int64_t expected = p.cg();
+  for (int64_t d : {4, 3, 2, 0}) {
+    if (w.size(d) > 1 && w.stride(d) != expected) return false;
+    expected *= w.size(d);
+  }
+  return true;
+}
+
+// B for batch chunk nb: [nb, G, kvol * C/G, K/G], broadcast over the batch.
+// `reordered` holds weight_tap_major's copy when one was needed.
+Tensor weight_rows(const Params& p, const Tensor& reordered, int64_t nb) {
+  const int64_t ck = p.cg() * p.kernel_volume(), kg = p.kg(), G = p.groups;
+  if (reordered.defined()) return view(reordered, {nb, G, ck, kg}, {0, ck * kg, kg, 1});
+  const int64_t s0 = p.w.stride(0), row = p.kernel_volume() == 1 ? p.w.stride(1) : 1;
+  return view(p.w, {nb, G, ck, kg}, {0, kg * s0, row, s0});
 }
 
 Tensor bias_view(const Params& p, int64_t nb, bool channels_last_rows, int64_t points) {
@@ -180,7 +222,7 @@ void forward(const Params& p) {
     return;
   }
   // Channels-last: out[n] is [points, K]; with one group the product lands in it.
-  const Tensor wt = weight_tap_major<T>(p, p.w);
+  const Tensor wt = viewable_as_rows(p) ? Tensor() : weight_tap_major<T>(p, p.w);  // Note [Channels-last weight rows]
   const Tensor x = dense_5d(p.x, p.dtype, true);
   const int64_t nb_max = pointwise ? p.n : chunk_of(p, G * ck * ovol * static_cast<int64_t>(item));
   StoragePtr buffer = pointwise ? nullptr : allocate_storage(Device::cpu(), item * static_cast<std::size_t>(nb_max * G * ck * ovol));
@@ -195,7 +237,7 @@ void forward(const Params& p) {
       gather_ndhwc<T>(p, x, n0, nb, static_cast<T*>(cols_base.data()));
       a = view(cols_base, {nb, G, ovol, ck}, {G * ovol * ck, ovol * ck, ck, 1});
     }
-    const Tensor b = view(wt, {nb, G, ck, kg}, {0, ck * kg, kg, 1});
+    const Tensor b = weight_rows(p, wt, nb);
     const Tensor bias = bias_view(p, nb, true, ovol);
     if (G == 1) {
       product(a, b, view(p.out, {nb, 1, ovol, p.k}, {ovol * p.k, ovol * p.k, p.k, 1}, n0 * ovol * p.k), bias, p.dtype);
