@@ -39,12 +39,23 @@ double time_once_ms(const Implementation& impl, const void* params) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Warm-up, then the best of a few runs.
-double time_best_ms(const Implementation& impl, const void* params) {
-  impl.run(params);
-  double best = time_once_ms(impl, params);
-  for (int i = 1; i < kTimedRuns; ++i) best = std::min(best, time_once_ms(impl, params));
-  return best;
+// Note [Interleaved autotune timing]
+// Each candidate runs once untimed (its first run pays for packing, plans,
+// page faults), then the candidates are timed in rounds, one run each per
+// round, and each keeps its best run. Timing them one after the other let a
+// burst of load from other processes fall on one candidate's runs only and
+// crown a slower one; in rounds, a burst costs every candidate the same
+// round and the best-of keeps each candidate's quiet run.
+void time_candidates(const Implementation* const* candidates, int count, const void* params, double* best_ms) {
+  for (int i = 0; i < count; ++i) {
+    candidates[i]->run(params);
+    best_ms[i] = 0;
+  }
+  for (int round = 0; round < kTimedRuns; ++round)
+    for (int i = 0; i < count; ++i) {
+      const double ms = time_once_ms(*candidates[i], params);
+      best_ms[i] = round == 0 ? ms : std::min(best_ms[i], ms);
+    }
 }
 
 Row* row_for(Decision* table, const Implementation& impl) {
@@ -192,14 +203,15 @@ Choice decide(const Op& op, const Problem& p, const void* params, Decision* tabl
       }
     } else {
       g_autotune_runs.fetch_add(1);
+      double times[64];
+      time_candidates(survivors, count, params, times);  // Note [Interleaved autotune timing]
       double best = 0;
       const bool trace = flags::get_raw(flags::Id::generic_trace) != 0;
       for (int i = 0; i < count; ++i) {
-        const double ms = time_best_ms(*survivors[i], params);
         if (trace) log::trace("autotune " + op.name() + ": " + survivors[i]->name() + " " + p.str() + " " +
-                              std::to_string(ms) + " ms");
-        if (i == 0 || ms < best) {
-          best = ms;
+                              std::to_string(times[i]) + " ms");
+        if (i == 0 || times[i] < best) {
+          best = times[i];
           choice = {survivors[i], How::autotuned};
         }
       }
