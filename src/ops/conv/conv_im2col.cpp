@@ -237,12 +237,18 @@ void forward(const Params& p) {
       gather_ndhwc<T>(p, x, n0, nb, static_cast<T*>(cols_base.data()));
       a = view(cols_base, {nb, G, ovol, ck}, {G * ovol * ck, ovol * ck, ck, 1});
     }
-    const Tensor b = weight_rows(p, wt, nb);
-    const Tensor bias = bias_view(p, nb, true, ovol);
     if (G == 1) {
-      product(a, b, view(p.out, {nb, 1, ovol, p.k}, {ovol * p.k, ovol * p.k, p.k, 1}, n0 * ovol * p.k), bias, p.dtype);
+      // One product for the whole chunk: its rows (image, point) follow each
+      // other in the input or column matrix and in the output alike, so the
+      // weight is packed once per chunk, not once per image.
+      const int64_t rows = nb * ovol;
+      const Tensor a1 = view(a, {1, 1, rows, ck}, {0, 0, a.stride(2), 1});
+      const Tensor out = view(p.out, {1, 1, rows, p.k}, {0, 0, p.k, 1}, n0 * ovol * p.k);
+      product(a1, weight_rows(p, wt, 1), out, bias_view(p, 1, true, rows), p.dtype);
       continue;
     }
+    const Tensor b = weight_rows(p, wt, nb);
+    const Tensor bias = bias_view(p, nb, true, ovol);
     const Tensor tmp = view(staging, {nb, G, ovol, kg}, {G * ovol * kg, ovol * kg, kg, 1});
     product(a, b, tmp, bias, p.dtype);
     Tensor dst = view(p.out, {nb, G, ovol, kg}, {ovol * p.k, kg, p.k, 1}, n0 * ovol * p.k);

@@ -51,8 +51,7 @@ Lead default_lead(const dispatch::Problem& p) {
   const bool channels_last = (p.layout & kChannelsLast) != 0;
   if (unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
-    if (!channels_last) return Lead::im2col;
-    if (d[kCin] >= kDirectLeadMinCin) return Lead::direct;
+    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin) return Lead::im2col;
   }
   if (!channels_last && is_depthwise(d) &&
       (depthwise_nchw_planes(d) || out_points(d) <= kDirectLeadDepthwisePoints))
@@ -80,20 +79,22 @@ std::string default_order_note(const dispatch::Problem& p) {
              " channels: the per-call weight transform is spread over enough tiles for 2.25 multiplies per output "
              "instead of 9 to win)";
     case Lead::im2col:
+      if ((p.layout & kChannelsLast) != 0)
+        return "default order: im2col:gemm first (channels-last 1x1 stride 1 with c_in " + num(d[kCin]) + " >= " +
+               num(kIm2colLeadChannelsLastMinCin) +
+               ": one GEMM for the whole batch on the caller's memory, where oneDNN's 1x1 kernel is slow on a long "
+               "reduction)";
       return "default order: im2col:gemm first (NCHW 1x1 stride 1: one GEMM per image on the caller's memory, "
              "where oneDNN reorders into its blocked format and back)";
     case Lead::direct:
-      if (is_depthwise(d))
-        return depthwise_nchw_planes(d)
-                   ? "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
-                         num(kDirectLeadPlaneWidth) + " wide and " + num(in_elements(d)) + " input elements >= " +
-                         num(kDirectLeadPlaneElements) +
-                         ": the kernels' planes read NCHW in place, where oneDNN reorders it)"
-                   : "default order: direct kernels first (NCHW depthwise over " + num(out_points(d)) +
-                         " output points <= " + num(kDirectLeadDepthwisePoints) +
-                         ": oneDNN's reorders outweigh so little work)";
-      return "default order: direct kernels first (channels-last 1x1 with c_in " + num(d[kCin]) + " >= " +
-             num(kDirectLeadMinCin) + ": a long reduction, where oneDNN's 1x1 kernel is slow)";
+      return depthwise_nchw_planes(d)
+                 ? "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
+                       num(kDirectLeadPlaneWidth) + " wide and " + num(in_elements(d)) + " input elements >= " +
+                       num(kDirectLeadPlaneElements) +
+                       ": the kernels' planes read NCHW in place, where oneDNN reorders it)"
+                 : "default order: direct kernels first (NCHW depthwise over " + num(out_points(d)) +
+                       " output points <= " + num(kDirectLeadDepthwisePoints) +
+                       ": oneDNN's reorders outweigh so little work)";
     case Lead::list: break;
   }
   return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "

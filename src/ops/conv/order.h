@@ -18,10 +18,12 @@
 //     tiles it wins at 256 x 256 channels and loses at 512 x 512;
 //   - im2col:gemm for NCHW 1x1 stride-1 unpadded one-group layers: one GEMM
 //     per image straight on the caller's memory (W[K, C] x X[C, H*W]), where
-//     oneDNN reorders NCHW into its blocked format and back;
-//   - the direct kernels (widest ISA first) for channels-last 1x1 stride-1
-//     layers with c_in >= kDirectLeadMinCin, where oneDNN's 1x1 kernel is
-//     slow; and for NCHW depthwise layers (one output channel per group)
+//     oneDNN reorders NCHW into its blocked format and back; and for
+//     channels-last ones with c_in >= kIm2colLeadChannelsLastMinCin: one GEMM
+//     for the whole batch (X[N*H*W, C] x W^T, the weight viewed, Note
+//     [Channels-last weight rows]), where oneDNN's 1x1 kernel is slow on a
+//     long reduction;
+//   - the direct kernels (widest ISA first) for NCHW depthwise layers (one output channel per group)
 //     either with output rows >= kDirectLeadPlaneWidth wide and an input of
 //     >= kDirectLeadPlaneElements (the kernels' planes read NCHW in place;
 //     oneDNN's reorders of a large input cost more than the convolution) or
@@ -45,7 +47,7 @@ inline constexpr int64_t kWinogradLeadTiles = 32;          // tiles enough whate
 inline constexpr int64_t kWinogradLeadMinTiles = 16;       // ... or this many with a small weight:
 inline constexpr int64_t kWinogradLeadSmallWeight = 256 * 256;  // c_in x c_out at most this
 inline constexpr int64_t kWinogradLeadChannels = 16;
-inline constexpr int64_t kDirectLeadMinCin = 2048;         // channels-last 1x1
+inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp)
 inline constexpr int64_t kDirectLeadPlaneElements = int64_t{1} << 21;
 inline constexpr int64_t kDirectLeadDepthwisePoints = 392;  // NCHW depthwise, few output points
