@@ -67,9 +67,9 @@ def test_winograd_does_not_lead_below_its_thresholds():
     assert "the list's" in order_note(explain(few_tiles, WW, padding=1))
     narrow = rand(1, 8, 32, 32)                     # 8 channels
     assert explain(narrow, rand(8, 8, 3, 3), padding=1).chosen == "onednn:conv"
-    # 16 tiles: enough for a 256 x 256 weight, not for 512 x 512 (its transform dominates)
-    assert explain(rand(1, 256, 14, 14), rand(256, 256, 3, 3), padding=1).chosen == "winograd:f4x3"
-    assert explain(rand(1, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "onednn:conv"
+    # 16 tiles are too few whatever the weight (its transform dominates); 32 are enough
+    assert explain(rand(1, 256, 14, 14), rand(256, 256, 3, 3), padding=1).chosen == "onednn:conv"
+    assert explain(rand(1, 128, 14, 14), rand(128, 128, 3, 3), padding=1).chosen == "onednn:conv"
     assert explain(rand(2, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "winograd:f4x3"
     strided = explain(XW, WW, padding=1, stride=2)  # stride 2
     assert strided.chosen == "onednn:conv"

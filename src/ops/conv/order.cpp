@@ -35,8 +35,7 @@ int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[k
 
 bool winograd_leads(const int64_t* d) {
   const int64_t t = tiles(d);
-  return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadMinTiles &&
-         (t >= kWinogradLeadTiles || d[kCin] * d[kCout] <= kWinogradLeadSmallWeight);
+  return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadTiles;
 }
 
 bool depthwise_nchw_planes(const int64_t* d) {
@@ -74,8 +73,7 @@ std::string default_order_note(const dispatch::Problem& p) {
   switch (default_lead(p)) {
     case Lead::winograd:
       return "default order: winograd:f4x3 first (3x3 stride 1, " + num(tiles(d)) + " output tiles of 4x4 (>= " +
-             num(kWinogradLeadTiles) + ", or >= " + num(kWinogradLeadMinTiles) + " with c_in x c_out <= " +
-             num(kWinogradLeadSmallWeight) + ") and >= " + num(kWinogradLeadChannels) +
+             num(kWinogradLeadTiles) + ") and >= " + num(kWinogradLeadChannels) +
              " channels: the per-call weight transform is spread over enough tiles for 2.25 multiplies per output "
              "instead of 9 to win)";
     case Lead::im2col:

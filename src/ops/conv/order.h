@@ -11,11 +11,11 @@
 // rank moves it first; the rest of the list keeps its order behind it:
 //   - winograd:f4x3 for 3x3 stride-1 one-group layers with at least
 //     kWinogradLeadChannels input and output channels and at least
-//     kWinogradLeadTiles output tiles of 4x4 (batch x tiles per image), or
-//     kWinogradLeadMinTiles when c_in x c_out is at most
-//     kWinogradLeadSmallWeight: its weight transform (36 x C x K, every
-//     call, whatever the batch) must be spread over enough tiles; with 16
-//     tiles it wins at 256 x 256 channels and loses at 512 x 512;
+//     kWinogradLeadTiles output tiles of 4x4 (batch x tiles per image): its
+//     weight transform (36 x C x K, every call, whatever the batch) must be
+//     spread over enough tiles. With 16 tiles it lost at every weight size
+//     measured on AVX-512 (0.57-0.70x oneDNN at 128, 192 and 256 channels,
+//     14 x 14), with 32 it is even (0.91-1.02x) and from 49 it wins;
 //   - im2col:gemm for NCHW 1x1 stride-1 unpadded one-group layers: one GEMM
 //     per image straight on the caller's memory (W[K, C] x X[C, H*W]), where
 //     oneDNN reorders NCHW into its blocked format and back; and for
@@ -43,9 +43,7 @@
 namespace bp::ops::conv {
 
 // Measured thresholds (Note [Conv default order]).
-inline constexpr int64_t kWinogradLeadTiles = 32;          // tiles enough whatever the weight
-inline constexpr int64_t kWinogradLeadMinTiles = 16;       // ... or this many with a small weight:
-inline constexpr int64_t kWinogradLeadSmallWeight = 256 * 256;  // c_in x c_out at most this
+inline constexpr int64_t kWinogradLeadTiles = 32;          // output tiles of 4x4, batch included
 inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp)
