@@ -63,35 +63,28 @@ D convert(S raw) {
   }
 }
 
-// Row by row (the innermost dim), so that a same-dtype copy of unit-stride
-// rows is a memmove per row (one for two dense tensors) and a conversion is a
-// plain loop the compiler vectorises; the old walk converted element by
-// element through a list of every source offset. memmove, not memcpy: a
-// destination may overlap its source.
+// Row by row (Note [Coalesced rows]), so that a same-dtype copy of unit-
+// stride rows is a memmove per row (one for two dense tensors, or two views
+// whose dims merge) and a conversion is a plain loop the compiler
+// vectorises. memmove, not memcpy: a destination may overlap its source.
 template <class D, class S>
 void convert_strided(const Tensor& dst, const Tensor& src) {
   D* out = static_cast<D*>(dst.data());
   const S* in = static_cast<const S*>(src.data());
-  if constexpr (std::is_same_v<D, S>) {
-    if (dst.is_contiguous() && src.is_contiguous()) {
-      std::memmove(out, in, static_cast<std::size_t>(src.numel()) * sizeof(D));
-      return;
-    }
-  }
-  const int64_t ds = dst.ndim() > 0 ? dst.stride(-1) : 1, ss = src.ndim() > 0 ? src.stride(-1) : 1;
-  detail::for_each_row_pair(dst.shape(), dst.strides(), src.strides(), [&](int64_t d0, int64_t s0, int64_t inner) {
-    D* o = out + d0;
-    const S* i = in + s0;
-    if (ds == 1 && ss == 1) {
-      if constexpr (std::is_same_v<D, S>) {
-        std::memmove(o, i, static_cast<std::size_t>(inner) * sizeof(D));
-      } else {
-        for (int64_t k = 0; k < inner; ++k) o[k] = convert<D>(i[k]);
-      }
-    } else {
-      for (int64_t k = 0; k < inner; ++k) o[k * ds] = convert<D>(i[k * ss]);
-    }
-  });
+  detail::for_each_row_pair(dst.shape(), dst.strides(), src.strides(),
+                            [&](int64_t d0, int64_t s0, int64_t inner, int64_t ds, int64_t ss) {
+                              D* o = out + d0;
+                              const S* i = in + s0;
+                              if (ds == 1 && ss == 1) {
+                                if constexpr (std::is_same_v<D, S>) {
+                                  std::memmove(o, i, static_cast<std::size_t>(inner) * sizeof(D));
+                                } else {
+                                  for (int64_t k = 0; k < inner; ++k) o[k] = convert<D>(i[k]);
+                                }
+                              } else {
+                                for (int64_t k = 0; k < inner; ++k) o[k * ds] = convert<D>(i[k * ss]);
+                              }
+                            });
 }
 
 }  // namespace

@@ -19,76 +19,74 @@ std::string shape_str(const Shape& shape);
 // Wraps a negative dim; IndexError when outside [-ndim, ndim).
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
-// Calls fn(offset) for every element of (shape, strides) in row-major order,
-// offset counted in elements from element [0, ...]. The innermost dim runs
-// as a plain loop so contiguous rows stay cheap.
+// Calls fn(a_offset, b_offset, inner, a_step, b_step) once per row of two
+// views of `shape` with strides a_strides and b_strides: the row's first
+// element in each view, its length and each view's stride along it. Dims
+// both views can merge are merged first (Note [Coalesced rows]), so copies
+// and conversions run their inner loop (or one memmove) over the longest
+// rows the layouts allow. Nothing for an empty shape; one row of one element
+// for a 0-d one.
+//
+// Note [Coalesced rows]
+// Row-major, dims of size 1 are dropped and dim d joins the dim inside it
+// when, in both views, stride[d] == stride[d + 1] * size[d + 1]: a dense
+// tensor becomes one row, a batch of dense images sliced from a larger
+// batch one row per image, instead of one row per innermost-dim line.
 template <class Fn>
-void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
-  const int64_t ndim = static_cast<int64_t>(shape.size());
+void for_each_row_pair(const Shape& shape, const Shape& a_strides, const Shape& b_strides, Fn&& fn) {
   for (int64_t s : shape) {
     if (s == 0) return;
   }
+  Shape size, as, bs;  // the coalesced dims, outermost first
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!size.empty() && as.back() == a_strides[d] * shape[d] && bs.back() == b_strides[d] * shape[d]) {
+      size.back() *= shape[d];
+      as.back() = a_strides[d];
+      bs.back() = b_strides[d];
+      continue;
+    }
+    size.push_back(shape[d]);
+    as.push_back(a_strides[d]);
+    bs.push_back(b_strides[d]);
+  }
+  const int64_t ndim = static_cast<int64_t>(size.size());
   if (ndim == 0) {
-    fn(int64_t{0});
+    fn(int64_t{0}, int64_t{0}, int64_t{1}, int64_t{1}, int64_t{1});
     return;
   }
-  const int64_t inner = shape[ndim - 1];
-  const int64_t inner_stride = strides[ndim - 1];
+  const int64_t inner = size[ndim - 1], a_step = as[ndim - 1], b_step = bs[ndim - 1];
   Shape index(ndim, 0);
-  int64_t base = 0;
+  int64_t a = 0, b = 0;
   while (true) {
-    for (int64_t i = 0; i < inner; ++i) fn(base + i * inner_stride);
-    // Odometer increment over the outer dims. base only ever holds the
-    // offset of an element of the view, and a dim rolls back by
-    // (size - 1) * stride, a part of the view's extent: neither overflows,
-    // whatever the stride of a size-1 dim (found by the dlpack fuzzer:
-    // size * stride did).
+    fn(a, b, inner, a_step, b_step);
+    // Odometer increment over the outer dims. The offsets only ever hold an
+    // element of the views, and a dim rolls back by (size - 1) * stride, a
+    // part of the view's extent: neither overflows (found by the dlpack
+    // fuzzer when a size-1 dim's stride was multiplied by its size).
     int64_t d = ndim - 2;
     for (; d >= 0; --d) {
-      if (++index[d] < shape[d]) {
-        base += strides[d];
+      if (++index[d] < size[d]) {
+        a += as[d];
+        b += bs[d];
         break;
       }
-      base -= strides[d] * (shape[d] - 1);
+      a -= as[d] * (size[d] - 1);
+      b -= bs[d] * (size[d] - 1);
       index[d] = 0;
     }
     if (d < 0) return;
   }
 }
 
-// Calls fn(a_offset, b_offset, inner) once per row (the innermost dim) of
-// `shape`, with the offsets of the row's first element in two views of that
-// shape with strides a_strides and b_strides: copies and conversions then
-// run their inner loop (or one memcpy) per row. Nothing for an empty shape;
-// one row of one element for a 0-d one.
+// Calls fn(offset) for every element of (shape, strides) in row-major order,
+// offset counted in elements from element [0, ...] (for_each_row_pair's rows
+// over one view).
 template <class Fn>
-void for_each_row_pair(const Shape& shape, const Shape& a_strides, const Shape& b_strides, Fn&& fn) {
-  const int64_t ndim = static_cast<int64_t>(shape.size());
-  for (int64_t s : shape) {
-    if (s == 0) return;
-  }
-  if (ndim == 0) {
-    fn(int64_t{0}, int64_t{0}, int64_t{1});
-    return;
-  }
-  const int64_t inner = shape[ndim - 1];
-  Shape index(ndim, 0);
-  int64_t a = 0, b = 0;
-  while (true) {
-    fn(a, b, inner);
-    int64_t d = ndim - 2;  // the odometer of for_each_offset, over two bases
-    for (; d >= 0; --d) {
-      if (++index[d] < shape[d]) {
-        a += a_strides[d];
-        b += b_strides[d];
-        break;
-      }
-      a -= a_strides[d] * (shape[d] - 1);
-      b -= b_strides[d] * (shape[d] - 1);
-      index[d] = 0;
-    }
-    if (d < 0) return;
-  }
+void for_each_offset(const Shape& shape, const Shape& strides, Fn&& fn) {
+  for_each_row_pair(shape, strides, strides, [&](int64_t a, int64_t, int64_t inner, int64_t step, int64_t) {
+    for (int64_t i = 0; i < inner; ++i) fn(a + i * step);
+  });
 }
 
 // Note [Checked sizes]

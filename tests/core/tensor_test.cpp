@@ -9,6 +9,7 @@
 #include <complex>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "tensor_test_util.h"
@@ -250,6 +251,62 @@ TEST(TensorConvert, StridedSourceAndDestination) {
   dst_view.copy_from(a);
   EXPECT_EQ(dst.data_ptr<double>()[1], 4.0);  // dst[0][1] = a[1][0]
   expect_error([&] { dst.copy_from(a); }, ErrorKind::Value, {"Tensor.copy_from", "[3, 4]", "[4, 3]"});
+}
+
+
+// The element of t at a row-major linear index, read through its shape and
+// strides one index at a time (an oracle apart from the row walker).
+double element_at(const Tensor& t, int64_t linear) {
+  int64_t off = t.storage_offset();
+  for (int64_t d = t.ndim() - 1; d >= 0; --d) {
+    off += (linear % t.size(d)) * t.stride(d);
+    linear /= t.size(d);
+  }
+  const auto* base = static_cast<const float*>(t.storage()->data());
+  return base[off];
+}
+
+// Note [Coalesced rows]: copies and conversions walk views whose dims merge,
+// partly merge or do not merge at all (slices of outer dims, reversed and
+// stepped slices, transposes, size-1 dims with arbitrary strides), into dense
+// and strided destinations; every element is checked against element_at.
+TEST(TensorConvert, CoalescedRowsMatchAnElementWiseWalk) {
+  std::mt19937 rng(11);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ndim = pick(0, 4);
+    Shape big;
+    for (int d = 0; d < ndim; ++d) big.push_back(pick(1, 6));
+    Tensor v = iota(big);
+    for (int d = 0; d < ndim; ++d) {  // a slice per dim: some steps, some reversed, some whole
+      const int64_t n = v.size(d);
+      switch (pick(0, 3)) {
+        case 0: break;
+        case 1: v = v.slice(d, pick(0, static_cast<int>(n) - 1), std::nullopt); break;
+        case 2: v = v.slice(d, std::nullopt, std::nullopt, pick(1, 2)); break;
+        default: v = v.slice(d, std::nullopt, std::nullopt, -1); break;
+      }
+    }
+    if (ndim >= 2 && pick(0, 1)) v = v.transpose(0, ndim - 1);
+    std::vector<double> want(static_cast<std::size_t>(v.numel()));
+    for (int64_t i = 0; i < v.numel(); ++i) want[static_cast<std::size_t>(i)] = element_at(v, i);
+    // Same dtype into a dense tensor, a conversion, and a copy into a transposed destination.
+    const std::vector<float> same = values(v);
+    const Tensor wide = v.to(DType::f64);
+    Tensor dst = Tensor::zeros(v.shape(), DType::f32);
+    if (v.ndim() >= 2) {  // a transposed destination: the outer and inner dims swapped, then viewed back
+      Shape swapped = v.shape();
+      std::swap(swapped.front(), swapped.back());
+      dst = Tensor::zeros(swapped, DType::f32).transpose(0, v.ndim() - 1);
+    }
+    dst.copy_from(v);
+    for (int64_t i = 0; i < v.numel(); ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      ASSERT_EQ(same[u], want[u]) << "trial " << trial << " element " << i;
+      ASSERT_EQ(wide.data_ptr<double>()[i], want[u]) << "trial " << trial;
+      ASSERT_EQ(element_at(dst, i), want[u]) << "trial " << trial;
+    }
+  }
 }
 
 }  // namespace
