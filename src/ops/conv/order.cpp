@@ -31,15 +31,15 @@ bool is_1x1_unpadded(const int64_t* d) { return d[kKh] == 1 && d[kKw] == 1 && d[
 bool is_depthwise(const int64_t* d) { return d[kGroups] > 1 && d[kGroups] == d[kCin] && d[kCout] == d[kCin]; }
 int64_t tiles(const int64_t* d) { return d[kBatch] * ((d[kOh] + 3) / 4) * ((d[kOw] + 3) / 4); }
 int64_t out_points(const int64_t* d) { return d[kBatch] * d[kOh] * d[kOw]; }
-int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[kW]; }
 
 bool winograd_leads(const int64_t* d) {
   const int64_t t = tiles(d);
   return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadTiles;
 }
 
-bool depthwise_nchw_planes(const int64_t* d) {
-  return d[kOw] >= kDirectLeadPlaneWidth && in_elements(d) >= kDirectLeadPlaneElements;
+bool direct_leads_depthwise(const int64_t* d, bool channels_last) {
+  if (!channels_last) return d[kOw] >= kDirectLeadPlaneWidth;
+  return d[kStride] == 1 ? out_points(d) <= kDirectLeadChannelsLastPoints : d[kBatch] == 1;
 }
 
 }  // namespace
@@ -52,9 +52,7 @@ Lead default_lead(const dispatch::Problem& p) {
   if (unit_dense(d) && is_1x1_unpadded(d)) {
     if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin) return Lead::im2col;
   }
-  if (!channels_last && is_depthwise(d) &&
-      (depthwise_nchw_planes(d) || out_points(d) <= kDirectLeadDepthwisePoints))
-    return Lead::direct;
+  if (is_depthwise(d) && direct_leads_depthwise(d, channels_last)) return Lead::direct;
   return Lead::list;
 }
 
@@ -85,14 +83,15 @@ std::string default_order_note(const dispatch::Problem& p) {
       return "default order: im2col:gemm first (NCHW 1x1 stride 1: one GEMM per image on the caller's memory, "
              "where oneDNN reorders into its blocked format and back)";
     case Lead::direct:
-      return depthwise_nchw_planes(d)
-                 ? "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
-                       num(kDirectLeadPlaneWidth) + " wide and " + num(in_elements(d)) + " input elements >= " +
-                       num(kDirectLeadPlaneElements) +
-                       ": the kernels' planes read NCHW in place, where oneDNN reorders it)"
-                 : "default order: direct kernels first (NCHW depthwise over " + num(out_points(d)) +
-                       " output points <= " + num(kDirectLeadDepthwisePoints) +
-                       ": oneDNN's reorders outweigh so little work)";
+      if ((p.layout & kChannelsLast) == 0)
+        return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
+               num(kDirectLeadPlaneWidth) + " wide: the kernels' planes read NCHW in place, where oneDNN reorders it)";
+      return d[kStride] == 1
+                 ? "default order: direct kernels first (channels-last depthwise over " + num(out_points(d)) +
+                       " output points <= " + num(kDirectLeadChannelsLastPoints) +
+                       ": oneDNN's fixed cost per call outweighs the work)"
+                 : "default order: direct kernels first (channels-last strided depthwise at batch 1: oneDNN's "
+                   "fixed cost per call outweighs the work)";
     case Lead::list: break;
   }
   return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "

@@ -23,11 +23,14 @@
 //     for the whole batch (X[N*H*W, C] x W^T, the weight viewed, Note
 //     [Channels-last weight rows]), where oneDNN's 1x1 kernel is slow on a
 //     long reduction;
-//   - the direct kernels (widest ISA first) for NCHW depthwise layers (one output channel per group)
-//     either with output rows >= kDirectLeadPlaneWidth wide and an input of
-//     >= kDirectLeadPlaneElements (the kernels' planes read NCHW in place;
-//     oneDNN's reorders of a large input cost more than the convolution) or
-//     with <= kDirectLeadDepthwisePoints output points (batch x OH x OW).
+//   - the direct kernels (widest ISA first) for depthwise layers (one
+//     output channel per group): NCHW ones with output rows at least
+//     kDirectLeadPlaneWidth wide (the kernels' planes read NCHW in place,
+//     where oneDNN reorders it; at 28 or fewer columns oneDNN wins);
+//     channels-last stride-1 ones with at most kDirectLeadChannelsLastPoints
+//     output points (batch x OH x OW: every MobileNet-V2 layer at batch 1,
+//     its 14 x 14 and 7 x 7 ones at batch 8), and channels-last strided ones
+//     at batch 1, where oneDNN's fixed cost per call outweighs the work.
 // Everything else keeps the list's order. The rank only reorders: each
 // implementation still passes its checks, so knobs that reject one
 // (mkldnn.enabled, mkldnn.deterministic, use_deterministic_algorithms, the
@@ -47,8 +50,7 @@ inline constexpr int64_t kWinogradLeadTiles = 32;          // output tiles of 4x
 inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp)
-inline constexpr int64_t kDirectLeadPlaneElements = int64_t{1} << 21;
-inline constexpr int64_t kDirectLeadDepthwisePoints = 392;  // NCHW depthwise, few output points
+inline constexpr int64_t kDirectLeadChannelsLastPoints = 112 * 112;  // channels-last depthwise, stride 1
 
 // What the default order puts first for a problem (cheap: rank calls it
 // for every row of every selection).
