@@ -226,3 +226,19 @@ def test_winograd_over_several_tile_blocks():
     with backends.implementations("conv", "winograd:f4x3"):
         got = F.conv2d(x, w, b, padding=1).numpy()
     assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], 256 * 9)
+
+
+@pytest.mark.parametrize("channels", [(250, 243), (256, 256)])
+def test_winograd_weight_blocks(channels):
+    """Few tiles and a transformed weight larger than the caches: the output channels go a block at a
+    time (Note [Winograd weight blocks]), the last block ragged, channels not multiples of a vector."""
+    if "winograd:f4x3" not in IMPLS:
+        pytest.skip("winograd:f4x3 not available")
+    c, k = channels
+    rng = np.random.default_rng(5)
+    x = layout(rand((1, c, 12, 13), np.float32, rng), "channels_last", rng)  # 12 tiles
+    w = rand((k, c, 3, 3), np.float32, rng) / 16
+    b = rand((k,), np.float32, rng)
+    with backends.implementations("conv", "winograd:f4x3"):
+        got = F.conv2d(x, w, b, padding=1).numpy()
+    assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], c * 9)

@@ -61,37 +61,48 @@ inline void winograd_g(const R* g, R* o, Set1 c) {
   o[5] = g[2];
 }
 
-// U = G g G^T for every (c, k), zero-padded to [36][Cp][Kp]: the weight is
-// first laid out as [c][tap][Kp] (k fastest), so the transform runs on
-// vectors of L output channels and writes 36 sequential streams.
+// U_e[c][k] for every k of one input channel c, from its taps laid out as
+// rows[tap][k] (kw output channels, a multiple of L): vectors of L output
+// channels, written to the 36 U_e as sequential streams.
 template <class Ops>
-void winograd_weights(const ConvShape& s, const float* w, int64_t cp, int64_t kp, float* u, float* wt) {
+void transform_weight_rows(const float* rows, int64_t kw, int64_t cp, int64_t c, float* u) {
   using R = typename Ops::R;
   constexpr int L = Ops::L;
-  const int64_t C = s.c, K = s.k;
+  for (int64_t k0 = 0; k0 < kw; k0 += L) {
+    R g[3][3], col[3], res[6], t6[6][3];
+    for (int t = 0; t < 9; ++t) g[t / 3][t % 3] = Ops::load(rows + t * kw + k0);
+    for (int j = 0; j < 3; ++j) {  // G g: one column at a time
+      for (int i = 0; i < 3; ++i) col[i] = g[i][j];
+      winograd_g(col, res, Ops::set1);
+      for (int i = 0; i < 6; ++i) t6[i][j] = res[i];
+    }
+    for (int i = 0; i < 6; ++i) {  // (G g) G^T: one row at a time
+      winograd_g(t6[i], res, Ops::set1);
+      for (int j = 0; j < 6; ++j) Ops::store(u + ((i * 6 + j) * cp + c) * kw + k0, res[j]);
+    }
+  }
+}
+
+// U = G g G^T for every c and the output channels [k_begin, k_end) (a
+// multiple of L wide, within Kp), zero-padded, as [36][Cp][k_end - k_begin]:
+// the weight is first laid out as [c][tap][k] in `wt` (k fastest), so the
+// transform runs on vectors of L output channels and writes 36 sequential
+// streams.
+template <class Ops>
+void winograd_weights(const ConvShape& s, const float* w, int64_t cp, int64_t k_begin, int64_t k_end, float* u,
+                      float* wt) {
+  const int64_t C = s.c, K = s.k, kw = k_end - k_begin;
   const int team = threads::team_size(C);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (int64_t c = 0; c < cp; ++c) {
     if (c >= C) {  // padding rows of every U_e
-      for (int e = 0; e < 36; ++e) std::fill_n(u + (e * cp + c) * kp, kp, 0.0f);
+      for (int e = 0; e < 36; ++e) std::fill_n(u + (e * cp + c) * kw, kw, 0.0f);
       continue;
     }
-    float* rows = wt + c * 9 * kp;  // [tap][Kp] for this c
-    for (int64_t k = 0; k < kp; ++k)
-      for (int t = 0; t < 9; ++t) rows[t * kp + k] = k < K ? w[(k * C + c) * 9 + t] : 0.0f;
-    for (int64_t k0 = 0; k0 < kp; k0 += L) {
-      R g[3][3], col[3], res[6], t6[6][3];
-      for (int t = 0; t < 9; ++t) g[t / 3][t % 3] = Ops::load(rows + t * kp + k0);
-      for (int j = 0; j < 3; ++j) {  // G g: one column at a time
-        for (int i = 0; i < 3; ++i) col[i] = g[i][j];
-        winograd_g(col, res, Ops::set1);
-        for (int i = 0; i < 6; ++i) t6[i][j] = res[i];
-      }
-      for (int i = 0; i < 6; ++i) {  // (G g) G^T: one row at a time
-        winograd_g(t6[i], res, Ops::set1);
-        for (int j = 0; j < 6; ++j) Ops::store(u + ((i * 6 + j) * cp + c) * kp + k0, res[j]);
-      }
-    }
+    float* rows = wt + c * 9 * kw;  // [tap][k] for this c
+    for (int64_t k = k_begin; k < k_end; ++k)
+      for (int t = 0; t < 9; ++t) rows[t * kw + k - k_begin] = k < K ? w[(k * C + c) * 9 + t] : 0.0f;
+    transform_weight_rows<Ops>(rows, kw, cp, c, u);
   }
 }
 
@@ -186,6 +197,20 @@ struct Winograd {
   }
 };
 
+// Note [Winograd weight blocks]
+// U holds 36 x Cp x Kp floats: 37.7 MB at 512 x 512 channels, more than the
+// caches, so transforming it whole and then running the 36 GEMMs wrote it to
+// memory and read it back, and at ResNet-50's 7 x 7 layers (32 tiles at
+// batch 8) that traffic cost more than the GEMMs (the transform was 26 % of
+// a call's time, the GEMMs 14 %). When U is larger than kWholeWeightBytes
+// and the tiles fit one block, the output channels go kBlockWeightBytes of U
+// at a time instead: transform that block of U, run the 36 GEMMs on its
+// columns of M while it is still in cache, move on. The transform does the
+// same arithmetic either way; with several tile blocks U stays whole (it is
+// reused by every block).
+inline constexpr int64_t kWholeWeightBytes = int64_t{4} << 20;
+inline constexpr int64_t kBlockWeightBytes = int64_t{8} << 20;
+
 template <class Ops>
 void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const float* w, const float* bias,
                    float* out) {
@@ -196,29 +221,56 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
   // least 32 tiles, so the GEMMs have rows enough for their register tiles.
   const int64_t per_tile = 36 * (cp + kp) * static_cast<int64_t>(sizeof(float));
   const int64_t tb_max = std::min<int64_t>(tiles, std::max<int64_t>(32, (int64_t{8} << 20) / per_tile) / 8 * 8);
-  // Scratch reused across calls (Note [Kernel scratch]); the input slot
-  // first holds the weight's [c][tap][Kp] layout for the weight transform.
-  float* u = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kp));
-  float* v = scratch(ScratchSlot::winograd_input, static_cast<std::size_t>(std::max(36 * tb_max * cp, cp * 9 * kp)));
+  // Output channels per weight block (Note [Winograd weight blocks]): all of
+  // them, or as many whole vectors as kBlockWeightBytes of U holds.
+  const int64_t u_row_bytes = 36 * cp * static_cast<int64_t>(sizeof(float));
+  const bool blocked = tiles <= tb_max && u_row_bytes * kp > kWholeWeightBytes;
+  const int64_t kb = blocked ? std::clamp<int64_t>(kBlockWeightBytes / u_row_bytes / L * L, L, kp) : kp;
+  // Scratch reused across calls (Note [Kernel scratch]): U's block and,
+  // after it, the weight's [c][tap][k] layout the transform reads.
+  float* u = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kb + 9 * cp * kb));
+  float* wt = u + 36 * cp * kb;
+  float* v = scratch(ScratchSlot::winograd_input, static_cast<std::size_t>(36 * tb_max * cp));
   float* m = scratch(ScratchSlot::winograd_output, static_cast<std::size_t>(36 * tb_max * kp));
-  winograd_weights<Ops>(s, w, cp, kp, u, v);
+  if (!blocked) winograd_weights<Ops>(s, w, cp, 0, kp, u, wt);
   const Winograd<Ops> wg{s, x, bias, out, cp, kp, th, tw, tiles};
   const int team = threads::team_size(36);
+  // Inside the parallel regions below each GEMM runs on one thread.
+  auto one_thread_per_gemm = [] {
+    threads::apply_num_threads_to_this_thread();
+#ifdef _OPENMP
+    omp_set_num_threads(1);
+#endif
+  };
   for (int64_t t0 = 0; t0 < tiles; t0 += tb_max) {
     const int64_t tb = std::min<int64_t>(tb_max, tiles - t0);
-#pragma omp parallel num_threads(team) if (team > 1)
-    {
-      // The GEMMs below run one per thread: keep each on its own thread.
-      threads::apply_num_threads_to_this_thread();
-#ifdef _OPENMP
-      omp_set_num_threads(1);
-#endif
-#pragma omp for schedule(static)
-      for (int64_t t = 0; t < tb; ++t) wg.input_tile(t0 + t, t, tb, v);
+    // M_e[:, k0 : k0 + width] = V_e U_e for the 36 elements, shared out
+    // among the region's threads (U holds those `width` columns).
+    auto products = [&](int64_t k0, int64_t width) {
 #pragma omp for schedule(dynamic, 1)
       for (int e = 0; e < 36; ++e)
-        gemm_f32(gemm_isa, {v + e * tb * cp, tb, cp, cp, 1}, {u + e * cp * kp, cp, kp, kp, 1},
-                 {m + e * tb * kp, tb, kp, kp, 1}, 1.0f, 0.0f);
+        gemm_f32(gemm_isa, {v + e * tb * cp, tb, cp, cp, 1}, {u + e * cp * width, cp, width, width, 1},
+                 {m + e * tb * kp + k0, tb, width, kp, 1}, 1.0f, 0.0f);
+    };
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      one_thread_per_gemm();
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tb; ++t) wg.input_tile(t0 + t, t, tb, v);
+      if (!blocked) products(0, kp);
+    }
+    for (int64_t k0 = 0; blocked && k0 < kp; k0 += kb) {
+      const int64_t k1 = std::min(kp, k0 + kb);
+      winograd_weights<Ops>(s, w, cp, k0, k1, u, wt);
+#pragma omp parallel num_threads(team) if (team > 1)
+      {
+        one_thread_per_gemm();
+        products(k0, k1 - k0);
+      }
+    }
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+      one_thread_per_gemm();
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tb; ++t) wg.output_tile(t0 + t, t, tb, m);
     }
