@@ -81,9 +81,10 @@ constexpr std::size_t kMaxSubsets = std::size_t{1} << kMaxWindow;
 // replan() works only with the labels of its pieces' intermediates,
 // numbered afresh from 0, so its sets are small masks and their sizes
 // come from per-nibble product tables rather than a walk over the labels.
-// A subset's intermediate holds its pieces' labels less those nothing
-// outside it needs: not in the output, held by no operand outside the
-// region, and held only by pieces of the subset.
+// A subset's intermediate holds those of its pieces' labels that something
+// outside it needs: the output or an operand outside the region (the
+// region's external labels), or a piece of the region outside the subset;
+// the latter is the union of the complement's labels, already in the table.
 class RegionLabels {
  public:
   RegionLabels(const Leaves& lv, const Tree& t, const std::vector<int>& pieces) {
@@ -101,7 +102,7 @@ class RegionLabels {
       uint32_t holders = 0;
       for (std::size_t i = 0; i < pieces.size(); ++i)
         if (piece_idx[i].has(label)) holders |= 1u << i;
-      if (!net.output.has(label) && !(lv.holders(label) & ~region)) internal_[internal_count_++] = {holders, local};
+      if (net.output.has(label) || (lv.holders(label) & ~region)) external_.add(local);
       for (std::size_t i = 0; i < pieces.size(); ++i)
         if (holders >> i & 1) piece_[i].add(local);
     });
@@ -115,13 +116,9 @@ class RegionLabels {
       }
   }
   LabelSet piece(int i) const { return piece_[i]; }
-  // The labels that leave an intermediate of exactly the pieces in `m`.
-  LabelSet summed_within(uint32_t m) const {
-    LabelSet out;
-    for (int i = 0; i < internal_count_; ++i)
-      if (!(internal_[i].holders & ~m)) out.add(internal_[i].local);
-    return out;
-  }
+  // The labels that the output or an operand outside the region needs:
+  // they stay in every intermediate of the region's pieces.
+  LabelSet external() const { return external_; }
   double size_of(LabelSet local) const {
     double out = 1;
     for (int j = 0; j < nibbles_; ++j) out *= table_[j][local.w[j >> 4] >> (4 * (j & 15)) & 15];
@@ -134,13 +131,9 @@ class RegionLabels {
   }
 
  private:
-  struct Internal {
-    uint32_t holders;  // pieces
-    int local;
-  };
-  int labels_ = 0, internal_count_ = 0, nibbles_ = 0;
+  int labels_ = 0, nibbles_ = 0;
   int global_[kMaxLabels];
-  Internal internal_[kMaxLabels];
+  LabelSet external_;
   LabelSet piece_[kMaxWindow];
   double table_[kMaxLabels / 4][16];
 };
@@ -160,6 +153,16 @@ class RegionLabels {
 // sampled greedy paths (24 -> 12) and a smaller first window (6 -> 5) pay
 // for most of the time they take, and made no measurable difference to cost.
 enum class Opening { costliest, most_operands, largest_intermediate };
+
+// Note [Capped windows]
+// replan() only wants a plan of its region cheaper than the current one
+// (`current`), so a set of pieces whose plan already costs at least
+// current - size(its intermediate) is useless: whatever joins that
+// intermediate later pays at least its size. Such plans are never kept
+// (a set with none is never a part), which also cuts the splits tried
+// above it: the search is dp's, capped by the incumbent. Sets whose pieces
+// share no label are skipped, as dp skips them (no outer products inside
+// a connected region); a region that is not connected stays as it is.
 
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
 // pieces opened as `opening` says; true when it got cheaper.
@@ -214,7 +217,14 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Openi
     const std::size_t rest = m & (m - 1), low = m ^ rest;
     sets[m] = sets[rest] | t.nodes[pieces[std::countr_zero(m)]].set;
     held[m] = rest ? held[rest] | held[low] : rl.piece(std::countr_zero(m));
-    idx[m] = held[m] - rl.summed_within(static_cast<uint32_t>(m));
+  }
+  // A label of m's pieces stays when something outside the region needs it,
+  // or a piece of the region outside m holds it (Note [Region labels]).
+  const LabelSet external = rl.external();
+  idx[count - 1] = held[count - 1] & external;
+  size[count - 1] = rl.size_of(idx[count - 1]);
+  for (std::size_t m = 1; m + 1 < count; ++m) {
+    idx[m] = held[m] & (external | held[(count - 1) ^ m]);
     size[m] = rl.size_of(idx[m]);
   }
   // Pieces that are one operand able to sum labels of its own first: their
@@ -240,16 +250,22 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Openi
     connected[m] = reach == m;
   }
   for (int i = 0; i < k; ++i) cost[std::size_t{1} << i] = 0;
-  for (std::size_t m = 1; m < count; ++m) {
-    if (std::popcount(m) < 2) continue;
+  const std::size_t full = count - 1;
+  if (!connected[full]) return false;  // pieces that meet in an outer product: left as they are
+  // Only connected sets, split into two connected parts that share a label
+  // (as dp: no outer products), under the region's current cost (Note
+  // [Capped windows]).
+  for (std::size_t m = 3; m < count; ++m) {
+    if (!(m & (m - 1)) || !connected[m]) continue;
+    double best = m == full ? current * (1 - 1e-12) : current - size[m];
     // Each split once: a holds m's lowest piece and b is not empty.
     const std::size_t low = m & (~m + 1), others = m ^ low;
     for (std::size_t rest = others; rest;) {
       rest = (rest - 1) & others;
       const std::size_t a = rest | low, b = m ^ a;
-      if (connected[m] && !(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
+      if (!(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
       // A join costs at least the size of either side's intermediate.
-      if (cost[a] + cost[b] + std::max(size[a], size[b]) >= cost[m]) continue;
+      if (cost[a] + cost[b] + std::max(size[a], size[b]) >= best) continue;
       Join j;
       const bool lone_a = (a & (a - 1)) == 0, lone_b = (b & (b - 1)) == 0;
       if (!(lone_a && (reducible & a)) && !(lone_b && (reducible & b))) {
@@ -258,14 +274,13 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Openi
         j = pair_cost(lv, sets[a], rl.global(idx[a]), sets[b], rl.global(idx[b]), rl.global(idx[m]));
       }
       const double c = cost[a] + cost[b] + j.cost;
-      if (c < cost[m]) {
-        cost[m] = c;
+      if (c < best) {
+        best = cost[m] = c;
         split[m] = static_cast<uint32_t>(a);
         reduce[m] = static_cast<uint8_t>(j.reduce_a | (j.reduce_b << 1));
       }
     }
   }
-  const std::size_t full = count - 1;
   if (!(cost[full] < current * (1 - 1e-12))) return false;
   std::function<int(std::size_t)> make = [&](std::size_t m) -> int {
     if (std::popcount(m) == 1) return pieces[std::countr_zero(m)];
