@@ -308,11 +308,17 @@ std::optional<Path> dp_path(const Network& net, int64_t budget, double cap) {
   Tree t;
   std::vector<std::pair<double, int>> roots;  // (result size, node)
   for (uint64_t part : parts) {
-    BestFirst dp(net, lv, part, budget, spent, cap);
-    if (!dp.solve()) return std::nullopt;
-    if (!dp.found()) return over_limit(net);  // the memory limit leaves no pairwise path
-    const int node = build(t, part, [&](uint64_t s) -> const Entry& { return dp.entry(s); });
-    roots.emplace_back(net.size_of(lv.idx(part)), node);
+    for (const double c : {cap, kInf}) {
+      BestFirst dp(net, lv, part, budget, spent, c);
+      if (!dp.solve()) return std::nullopt;
+      if (!dp.found()) {
+        if (c < kInf) continue;  // a cap below the optimum (a caller's, not a path's cost): again without
+        return over_limit(net);  // the memory limit leaves no pairwise path
+      }
+      const int node = build(t, part, [&](uint64_t s) -> const Entry& { return dp.entry(s); });
+      roots.emplace_back(net.size_of(lv.idx(part)), node);
+      break;
+    }
   }
   // The parts meet in outer products, smallest result first (as opt_einsum).
   std::stable_sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
