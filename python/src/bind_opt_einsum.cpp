@@ -56,9 +56,96 @@ void read_memory_limit(nb::handle limit, EinsumPathOptions& o) {
   o.memory_limit = static_cast<double>(v);
 }
 
+// The dims of a shape given as a tuple or list of Python ints; false for
+// anything else (contract_path then reads it in Python, with its errors).
+bool read_ints(PyObject* seq, std::vector<int64_t>& out) {
+  const bool tuple = PyTuple_Check(seq);
+  if (!tuple && !PyList_Check(seq)) return false;
+  const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(seq) : PyList_GET_SIZE(seq);
+  out.resize(static_cast<std::size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* d = tuple ? PyTuple_GET_ITEM(seq, i) : PyList_GET_ITEM(seq, i);
+    if (!PyLong_Check(d) || PyBool_Check(d)) return false;
+    const long long v = PyLong_AsLongLong(d);
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    out[static_cast<std::size_t>(i)] = v;
+  }
+  return true;
+}
+
+// contract_path's operands as shapes: each a tuple or list of ints, or
+// (unless shapes_only) anything whose .shape is one. false for anything
+// else, with nothing raised.
+bool read_shapes(nb::handle operands, bool shapes_only, std::vector<std::vector<int64_t>>& out) {
+  if (!PyTuple_Check(operands.ptr())) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(operands.ptr());
+  out.resize(static_cast<std::size_t>(n));
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* x = PyTuple_GET_ITEM(operands.ptr(), k);
+    if (read_ints(x, out[static_cast<std::size_t>(k)])) continue;
+    if (shapes_only) return false;
+    PyObject* shape = PyObject_GetAttrString(x, "shape");
+    if (!shape) {
+      PyErr_Clear();
+      return false;
+    }
+    const bool ok = read_ints(shape, out[static_cast<std::size_t>(k)]);
+    Py_DECREF(shape);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void bind_opt_einsum(nb::module_& m) {
+  // contract_path's fixed cost is most of a greedy search at 8 operands
+  // (Python's reading of the shapes alone cost as much as the search): this
+  // reads the operands and answers with the attributes of PathInfo in one call.
+  m.def(
+      "einsum_contract_path_info",
+      [](const std::string& equation, nb::handle operands, nb::handle optimize, nb::handle memory_limit,
+         bool shapes_only) -> nb::object {
+        std::vector<std::vector<int64_t>> shapes;
+        if (!read_shapes(operands, shapes_only, shapes)) return nb::none();
+        EinsumPathOptions o;
+        read_optimize(optimize, o);
+        read_memory_limit(memory_limit, o);
+        o.report = false;
+        EinsumPath p;
+        {
+          nb::gil_scoped_release release;
+          p = einsum_contract_path(equation, shapes, o);
+        }
+        nb::list path, dims;
+        for (const auto& step : p.path) path.append(ints_tuple(step));
+        for (const auto& shape : shapes) {
+          nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+          for (std::size_t i = 0; i < shape.size(); ++i)
+            PyTuple_SET_ITEM(t.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+          dims.append(t);
+        }
+        nb::dict d;
+        d["path"] = path;
+        d["strategy"] = p.strategy;
+        d["input_subscripts"] = p.input_subscripts;
+        d["output_subscript"] = p.output_subscript;
+        d["eq"] = p.input_subscripts + "->" + p.output_subscript;
+        d["shapes"] = dims;
+        d["naive_cost"] = p.naive_cost;
+        d["opt_cost"] = p.opt_cost;
+        d["speedup"] = p.speedup;
+        d["largest_intermediate"] = p.largest_intermediate;
+        d["_request"] = nb::make_tuple(equation, dims, memory_limit);
+        return d;
+      },
+      nb::arg("equation"), nb::arg("operands"), nb::arg("optimize"), nb::arg("memory_limit").none(),
+      nb::arg("shapes_only"),
+      "contract_path's PathInfo attributes (a dict) for a tuple of operands (tuples or lists of ints, or anything "
+      "with such a .shape; every one a shape with shapes_only), or None when an operand is neither");
   m.def(
       "einsum_contract_path",
       [](const std::string& equation, const std::vector<std::vector<int64_t>>& shapes, nb::handle optimize,

@@ -304,6 +304,30 @@ def test_get_opt_einsum_is_native_and_always_there():
     assert oe.contract_path("ab,bc,cd->ad", a, b, c, optimize=[(0, 1), (0, 1)])[1].opt_cost == 2 * 8 * 64 * 64 + 2 * 8 * 64 * 2
 
 
+def test_contract_path_reads_every_kind_of_operand_alike():
+    """contract_path reads tuples, lists and .shape natively, and anything else
+    (NumPy ints or floats as dims with shapes=True, objects without a shape)
+    in Python: every way gives the same path and report attributes, and the
+    errors are the same as before."""
+    a, b, c = rand((8, 64)), rand((64, 64)), rand((64, 2))
+    want_path, want = oe.contract_path("ab,bc,cd->ad", a, b, c, optimize="greedy")
+    attrs = ("path", "strategy", "eq", "shapes", "naive_cost", "opt_cost", "speedup", "largest_intermediate",
+             "input_subscripts", "output_subscript")
+    for operands, kw in [(((8, 64), [64, 64], (64, 2)), {}),
+                         ((np.array([8, 64]), (np.int64(64), 64), [64.0, 2]), {"shapes": True}),
+                         ((a, (64, 64), c), {})]:
+        path, info = oe.contract_path("ab,bc,cd->ad", *operands, optimize="greedy", **kw)
+        assert path == want_path
+        for name in attrs:
+            assert getattr(info, name) == getattr(want, name), name
+        assert info.shapes == [(8, 64), (64, 64), (64, 2)] and info.eq == "ab,bc,cd->ad"
+        assert info.scale_list == want.scale_list and str(info) == str(want)
+    with pytest.raises(TypeError, match="contract_path operand"):
+        oe.contract_path("ab,bc->ac", (2, 3), object())
+    with pytest.raises(TypeError, match="contract_path operand"):
+        oe.contract_path("ab,bc->ac", (2, 3), (3, True))  # not a shape, and no .shape
+
+
 def test_contract_path_memory_limit_and_errors():
     shapes = [(10, 10, 10), (10, 10, 10), (10, 10)]
     _, info = oe.contract_path("abc,bcd,da->", *shapes, memory_limit="max_input")

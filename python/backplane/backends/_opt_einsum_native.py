@@ -36,18 +36,15 @@ class PathInfo:
 
     _REPORT = ("contraction_list", "scale_list", "size_list", "_text")
 
-    def __init__(self, d, subscripts, dims, memory_limit):
-        self.path = d["path"]
-        self.strategy = d["strategy"]
-        self.input_subscripts = d["input_subscripts"]
-        self.output_subscript = d["output_subscript"]
-        self.eq = f"{self.input_subscripts}->{self.output_subscript}"
-        self.shapes = [tuple(s) for s in dims]
-        self.naive_cost = d["naive_cost"]
-        self.opt_cost = d["opt_cost"]
-        self.speedup = d["speedup"]
-        self.largest_intermediate = d["largest_intermediate"]
-        self._request = (subscripts, dims, memory_limit)
+    # Made by contract_path from the attributes _C.einsum_contract_path_info
+    # returns (path, strategy, input_subscripts, output_subscript, eq, shapes,
+    # naive_cost, opt_cost, speedup, largest_intermediate, and _request: what
+    # the report is built from): one dict, no per-attribute Python code.
+    @classmethod
+    def _of(cls, attributes):
+        info = cls.__new__(cls)
+        info.__dict__ = attributes
+        return info
 
     def __getattr__(self, name):  # only for attributes not yet set: the report's
         if name not in PathInfo._REPORT or "_request" not in self.__dict__:
@@ -109,9 +106,11 @@ def contract_path(subscripts, *operands, optimize="auto", memory_limit=None, sha
     del use_blas
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists(subscripts, operands)
-    dims = [_shape(x, shapes) for x in operands]
-    d = _C.einsum_contract_path(subscripts, dims, optimize, memory_limit, False)
-    return d["path"], PathInfo(d, subscripts, dims, memory_limit)
+    d = _C.einsum_contract_path_info(subscripts, operands, optimize, memory_limit, shapes)
+    if d is None:  # an operand the native reading does not take: read it here, with its errors
+        d = _C.einsum_contract_path_info(subscripts, tuple(_shape(x, shapes) for x in operands), optimize,
+                                         memory_limit, True)
+    return d["path"], PathInfo._of(d)
 
 
 def cache_info():

@@ -15,13 +15,15 @@ namespace {
 constexpr int kEllipsisItem = -1;
 
 // One input or output term: its items (a letter, or kEllipsisItem) with
-// their positions in the text.
+// their positions in the text, a range of Syntax's shared arrays (one
+// allocation for every term: this runs on every einsum and contract_path call).
 struct Term {
-  std::size_t start = 0;
-  std::vector<int> items;  // the letter's char, or kEllipsisItem
-  std::vector<std::size_t> at;
-  bool has_ellipsis() const { return std::find(items.begin(), items.end(), kEllipsisItem) != items.end(); }
-  int letters() const { return static_cast<int>(items.size()) - (has_ellipsis() ? 1 : 0); }
+  std::size_t start = 0;  // in the text
+  std::size_t first = 0, last = 0;  // its items: Syntax::items[first, last)
+  bool ellipsis = false;
+  bool has_ellipsis() const { return ellipsis; }
+  int size() const { return static_cast<int>(last - first); }
+  int letters() const { return size() - (ellipsis ? 1 : 0); }
 };
 
 [[noreturn]] void bad(const std::string& text, const std::string& allowed, const std::string& got, std::size_t at) {
@@ -33,36 +35,48 @@ std::string quoted(char c) { return std::string("'") + c + "'"; }
 struct Syntax {
   std::vector<Term> inputs;
   std::optional<Term> output;
+  std::vector<int> items;          // every term's items, in order: the letter's char, or kEllipsisItem
+  std::vector<std::size_t> at;     // and their positions in the text
+  int item(const Term& t, int i) const { return items[t.first + static_cast<std::size_t>(i)]; }
+  std::size_t pos(const Term& t, int i) const { return at[t.first + static_cast<std::size_t>(i)]; }
 };
 
 Syntax scan(const std::string& text) {
   Syntax s;
+  s.items.reserve(text.size());
+  s.at.reserve(text.size());
+  s.inputs.reserve(8);
   Term current;
   bool in_output = false;
+  auto close = [&](std::size_t next_start) {
+    current.last = s.items.size();
+    Term done = current;
+    current = Term{};
+    current.start = next_start;
+    current.first = s.items.size();
+    return done;
+  };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == ' ') continue;
     if (std::isalpha(static_cast<unsigned char>(c))) {
-      current.items.push_back(c);
-      current.at.push_back(i);
+      s.items.push_back(c);
+      s.at.push_back(i);
     } else if (c == '.') {
       if (text.compare(i, 3, "...") != 0)
         bad(text, "'...' (three dots, nothing between them) for an ellipsis", "'.'", i);
-      if (current.has_ellipsis())
+      if (current.ellipsis)
         bad(text, "at most one '...' per " + std::string(in_output ? "output" : "operand"), "a second '...'", i);
-      current.items.push_back(kEllipsisItem);
-      current.at.push_back(i);
+      current.ellipsis = true;
+      s.items.push_back(kEllipsisItem);
+      s.at.push_back(i);
       i += 2;
     } else if (c == ',') {
       if (in_output) bad(text, "no ',' in the output (after '->')", "','", i);
-      s.inputs.push_back(std::move(current));
-      current = Term{};
-      current.start = i + 1;
+      s.inputs.push_back(close(i + 1));
     } else if (c == '-' && i + 1 < text.size() && text[i + 1] == '>') {
       if (in_output) bad(text, "at most one '->'", "a second '->'", i);
-      s.inputs.push_back(std::move(current));
-      current = Term{};
-      current.start = i + 2;
+      s.inputs.push_back(close(i + 2));
       in_output = true;
       ++i;
     } else {
@@ -70,9 +84,9 @@ Syntax scan(const std::string& text) {
     }
   }
   if (in_output)
-    s.output = std::move(current);
+    s.output = close(0);
   else
-    s.inputs.push_back(std::move(current));
+    s.inputs.push_back(close(0));
   return s;
 }
 
@@ -81,9 +95,10 @@ std::string shape_text(const Shape& s) { return detail::shape_str(s); }
 // Free letters to name the ellipsis dimensions in reports, then Greek ones.
 std::vector<std::string> free_names(const std::string& text, int count) {
   std::vector<std::string> out;
-  const std::string letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  for (char c : letters)
-    if (static_cast<int>(out.size()) < count && text.find(c) == std::string::npos) out.emplace_back(1, c);
+  if (count == 0) return out;
+  static constexpr char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (const char* p = letters; *p; ++p)
+    if (static_cast<int>(out.size()) < count && text.find(*p) == std::string::npos) out.emplace_back(1, *p);
   for (int code = 0x3B1; static_cast<int>(out.size()) < count; ++code) {  // α, β, ... as UTF-8
     std::string u;
     u += static_cast<char>(0xC0 | (code >> 6));
@@ -132,8 +147,8 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
   std::fill(std::begin(label_of_char), std::end(label_of_char), -1);
   std::string letters_seen;
   for (const Term& t : syn.inputs)
-    for (int item : t.items)
-      if (item != kEllipsisItem && label_of_char[item] < 0) {
+    for (int i = 0; i < t.size(); ++i)
+      if (const int item = syn.item(t, i); item != kEllipsisItem && label_of_char[item] < 0) {
         label_of_char[item] = static_cast<int>(letters_seen.size());
         letters_seen += static_cast<char>(item);
       }
@@ -142,25 +157,29 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
     throw_bad_value("einsum", std::to_string(nletters + ellipsis_dims) + " dimensions in all (letters and '...')",
                     "at most " + std::to_string(kMaxLabels));
   eq.sizes.assign(static_cast<std::size_t>(nletters + ellipsis_dims), 1);
+  eq.names.reserve(eq.sizes.size());
   for (char c : letters_seen) eq.names.emplace_back(1, c);
   for (std::string& name : free_names(text, ellipsis_dims)) eq.names.push_back(std::move(name));
 
   // Sizes: equal, or 1 to broadcast; within one operand (a diagonal) equal.
   std::vector<int> size_from(eq.sizes.size(), -1);  // the operand that set a label's size
   std::vector<std::size_t> size_at(eq.sizes.size(), 0);
+  std::vector<std::size_t> positions;
+  eq.operand_labels.reserve(static_cast<std::size_t>(n));
   for (int k = 0; k < n; ++k) {
     const Term& t = syn.inputs[k];
     std::vector<int>& labels = eq.operand_labels.emplace_back();
-    std::vector<std::size_t> positions;
-    for (std::size_t i = 0; i < t.items.size(); ++i) {
-      if (t.items[i] == kEllipsisItem) {
+    labels.reserve(shapes[k].size());
+    positions.clear();
+    for (int i = 0; i < t.size(); ++i) {
+      if (syn.item(t, i) == kEllipsisItem) {
         for (int e = ellipsis_dims - covered[k]; e < ellipsis_dims; ++e) {
           labels.push_back(nletters + e);
-          positions.push_back(t.at[i]);
+          positions.push_back(syn.pos(t, i));
         }
       } else {
-        labels.push_back(label_of_char[t.items[i]]);
-        positions.push_back(t.at[i]);
+        labels.push_back(label_of_char[syn.item(t, i)]);
+        positions.push_back(syn.pos(t, i));
       }
     }
     for (std::size_t d = 0; d < labels.size(); ++d) {
@@ -194,16 +213,17 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
   if (syn.output) {
     const Term& t = *syn.output;
     std::vector<bool> used(eq.sizes.size(), false);
-    for (std::size_t i = 0; i < t.items.size(); ++i) {
-      if (t.items[i] == kEllipsisItem) {
+    for (int i = 0; i < t.size(); ++i) {
+      const int item = syn.item(t, i);
+      if (item == kEllipsisItem) {
         for (int e = 0; e < ellipsis_dims; ++e) eq.output.push_back(nletters + e);
         continue;
       }
-      const int l = label_of_char[t.items[i]];
+      const int l = label_of_char[item];
       if (l < 0)
-        bad(text, "output subscripts that appear in the inputs", "'" + std::string(1, static_cast<char>(t.items[i])) + "'",
-            t.at[i]);
-      if (used[l]) bad(text, "each output subscript once", "'" + eq.names[l] + "' again", t.at[i]);
+        bad(text, "output subscripts that appear in the inputs", "'" + std::string(1, static_cast<char>(item)) + "'",
+            syn.pos(t, i));
+      if (used[l]) bad(text, "each output subscript once", "'" + eq.names[l] + "' again", syn.pos(t, i));
       used[l] = true;
       eq.output.push_back(l);
     }
@@ -211,8 +231,8 @@ Equation parse_equation(const std::string& text, const std::vector<Shape>& shape
     for (int e = 0; e < ellipsis_dims; ++e) eq.output.push_back(nletters + e);
     std::vector<int> count(static_cast<std::size_t>(nletters), 0);
     for (const Term& t : syn.inputs)
-      for (int item : t.items)
-        if (item != kEllipsisItem) ++count[label_of_char[item]];
+      for (int i = 0; i < t.size(); ++i)
+        if (const int item = syn.item(t, i); item != kEllipsisItem) ++count[label_of_char[item]];
     std::string once;
     for (int l = 0; l < nletters; ++l)
       if (count[l] == 1) once += letters_seen[l];

@@ -24,7 +24,13 @@
 // opt_einsum's "memory removed"), less Gumbel noise of scale temperature *
 // max(1, |score|), which picks a pair with the Boltzmann probability of its
 // score; costmod and temperature are drawn per path from the ranges that
-// did best on random networks of 20 to 30 operands. Operands that share no
+// did best on random networks of 20 to 30 operands. Since the re-planning
+// got cheaper (Note [Capped windows]), 24 paths with costmod in [1, 2]
+// (12 in [1, 1.5] before) fit in the time the search took before: on 768
+// seeded networks of 16-30 operands, half of them never used for tuning
+// (bench/einsum_auto_bench.cpp, --first-seed 0 and 1000), paths above 1.2x
+// dp's cost went from 27 to 19; more paths, or the cheapest few of 64 each
+// re-planned, got to 15 for twice the time. Operands that share no
 // label meet last, smallest first. A path is dropped as soon as it costs
 // more than the cheapest so far, and the draws come from a fixed seed, so
 // a network always gets the same path (the path cache relies on it).
@@ -34,6 +40,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include "ops/einsum/paths.h"
@@ -45,7 +52,7 @@ namespace {
 constexpr int64_t kDpBudget = 3000;  // joins: a few hundred microseconds
 constexpr int kDpMaxOperands = 16;   // beyond, dp rarely fits the budget: go straight to sampling
 constexpr int kWindow = 5;
-constexpr int kTrials = 12;          // sampled greedy paths (Note [Sampled greedy])
+constexpr int kTrials = 24;          // sampled greedy paths (Note [Sampled greedy])
 constexpr uint64_t kSeed = 0x5eed;
 constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
 
@@ -81,9 +88,10 @@ constexpr std::size_t kMaxSubsets = std::size_t{1} << kMaxWindow;
 // replan() works only with the labels of its pieces' intermediates,
 // numbered afresh from 0, so its sets are small masks and their sizes
 // come from per-nibble product tables rather than a walk over the labels.
-// A subset's intermediate holds its pieces' labels less those nothing
-// outside it needs: not in the output, held by no operand outside the
-// region, and held only by pieces of the subset.
+// A subset's intermediate holds those of its pieces' labels that something
+// outside it needs: the output or an operand outside the region (the
+// region's external labels), or a piece of the region outside the subset;
+// the latter is the union of the complement's labels, already in the table.
 class RegionLabels {
  public:
   RegionLabels(const Leaves& lv, const Tree& t, const std::vector<int>& pieces) {
@@ -101,7 +109,7 @@ class RegionLabels {
       uint32_t holders = 0;
       for (std::size_t i = 0; i < pieces.size(); ++i)
         if (piece_idx[i].has(label)) holders |= 1u << i;
-      if (!net.output.has(label) && !(lv.holders(label) & ~region)) internal_[internal_count_++] = {holders, local};
+      if (net.output.has(label) || (lv.holders(label) & ~region)) external_.add(local);
       for (std::size_t i = 0; i < pieces.size(); ++i)
         if (holders >> i & 1) piece_[i].add(local);
     });
@@ -115,13 +123,9 @@ class RegionLabels {
       }
   }
   LabelSet piece(int i) const { return piece_[i]; }
-  // The labels that leave an intermediate of exactly the pieces in `m`.
-  LabelSet summed_within(uint32_t m) const {
-    LabelSet out;
-    for (int i = 0; i < internal_count_; ++i)
-      if (!(internal_[i].holders & ~m)) out.add(internal_[i].local);
-    return out;
-  }
+  // The labels that the output or an operand outside the region needs:
+  // they stay in every intermediate of the region's pieces.
+  LabelSet external() const { return external_; }
   double size_of(LabelSet local) const {
     double out = 1;
     for (int j = 0; j < nibbles_; ++j) out *= table_[j][local.w[j >> 4] >> (4 * (j & 15)) & 15];
@@ -134,13 +138,9 @@ class RegionLabels {
   }
 
  private:
-  struct Internal {
-    uint32_t holders;  // pieces
-    int local;
-  };
-  int labels_ = 0, internal_count_ = 0, nibbles_ = 0;
+  int labels_ = 0, nibbles_ = 0;
   int global_[kMaxLabels];
-  Internal internal_[kMaxLabels];
+  LabelSet external_;
   LabelSet piece_[kMaxWindow];
   double table_[kMaxLabels / 4][16];
 };
@@ -159,11 +159,37 @@ class RegionLabels {
 // three rounds, the first two of them bigger windows than before; fewer
 // sampled greedy paths (24 -> 12) and a smaller first window (6 -> 5) pay
 // for most of the time they take, and made no measurable difference to cost.
+// Wider windows no longer pay: windows of 8 to 10 pieces at the top of the
+// tree, after the three rounds, changed no path above 1.2x dp's cost on 240
+// seeded networks of 22-30 operands (those paths differ from dp's all
+// through the tree: the choice of start decides them).
 enum class Opening { costliest, most_operands, largest_intermediate };
+
+// replan()'s tables, per subset of its pieces: made once per search (this
+// runs thousands of times a search, and constructing the label sets afresh
+// zeroed them all each time).
+struct Subsets {
+  uint64_t sets[kMaxSubsets];
+  LabelSet idx[kMaxSubsets], held[kMaxSubsets];  // region-local numbering
+  double cost[kMaxSubsets], size[kMaxSubsets];
+  uint32_t split[kMaxSubsets];
+  uint8_t reduce[kMaxSubsets];
+  char connected[kMaxSubsets];
+};
+
+// Note [Capped windows]
+// replan() only wants a plan of its region cheaper than the current one
+// (`current`), so a set of pieces whose plan already costs at least
+// current - size(its intermediate) is useless: whatever joins that
+// intermediate later pays at least its size. Such plans are never kept
+// (a set with none is never a part), which also cuts the splits tried
+// above it: the search is dp's, capped by the incumbent. Sets whose pieces
+// share no label are skipped, as dp skips them (no outer products inside
+// a connected region); a region that is not connected stays as it is.
 
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
 // pieces opened as `opening` says; true when it got cheaper.
-bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Opening opening) {
+bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v, int window, Opening opening) {
   window = std::min(window, kMaxWindow);
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
   // Open up joins below one at a time, the heaviest first (Note [Three openings]).
@@ -201,20 +227,26 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Openi
   // The labels of the pieces' intermediates, numbered afresh (Note [Region
   // labels]), with what each needs to leave a subset's intermediate.
   const RegionLabels rl(lv, t, pieces);
-  // Per subset of the pieces (on the stack: this runs thousands of times a search).
-  uint64_t sets[kMaxSubsets];
-  LabelSet idx[kMaxSubsets], held[kMaxSubsets];  // region-local numbering
-  double cost[kMaxSubsets], size[kMaxSubsets];
-  uint32_t split[kMaxSubsets];
-  uint8_t reduce[kMaxSubsets];
-  char connected[kMaxSubsets];
+  uint64_t* sets = scratch.sets;
+  LabelSet *idx = scratch.idx, *held = scratch.held;
+  double *cost = scratch.cost, *size = scratch.size;
+  uint32_t* split = scratch.split;
+  uint8_t* reduce = scratch.reduce;
+  char* connected = scratch.connected;
   sets[0] = 0;
   std::fill(cost, cost + count, kInf);
   for (std::size_t m = 1; m < count; ++m) {
     const std::size_t rest = m & (m - 1), low = m ^ rest;
     sets[m] = sets[rest] | t.nodes[pieces[std::countr_zero(m)]].set;
     held[m] = rest ? held[rest] | held[low] : rl.piece(std::countr_zero(m));
-    idx[m] = held[m] - rl.summed_within(static_cast<uint32_t>(m));
+  }
+  // A label of m's pieces stays when something outside the region needs it,
+  // or a piece of the region outside m holds it (Note [Region labels]).
+  const LabelSet external = rl.external();
+  idx[count - 1] = held[count - 1] & external;
+  size[count - 1] = rl.size_of(idx[count - 1]);
+  for (std::size_t m = 1; m + 1 < count; ++m) {
+    idx[m] = held[m] & (external | held[(count - 1) ^ m]);
     size[m] = rl.size_of(idx[m]);
   }
   // Pieces that are one operand able to sum labels of its own first: their
@@ -240,16 +272,22 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Openi
     connected[m] = reach == m;
   }
   for (int i = 0; i < k; ++i) cost[std::size_t{1} << i] = 0;
-  for (std::size_t m = 1; m < count; ++m) {
-    if (std::popcount(m) < 2) continue;
+  const std::size_t full = count - 1;
+  if (!connected[full]) return false;  // pieces that meet in an outer product: left as they are
+  // Only connected sets, split into two connected parts that share a label
+  // (as dp: no outer products), under the region's current cost (Note
+  // [Capped windows]).
+  for (std::size_t m = 3; m < count; ++m) {
+    if (!(m & (m - 1)) || !connected[m]) continue;
+    double best = m == full ? current * (1 - 1e-12) : current - size[m];
     // Each split once: a holds m's lowest piece and b is not empty.
     const std::size_t low = m & (~m + 1), others = m ^ low;
     for (std::size_t rest = others; rest;) {
       rest = (rest - 1) & others;
       const std::size_t a = rest | low, b = m ^ a;
-      if (connected[m] && !(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
+      if (!(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
       // A join costs at least the size of either side's intermediate.
-      if (cost[a] + cost[b] + std::max(size[a], size[b]) >= cost[m]) continue;
+      if (cost[a] + cost[b] + std::max(size[a], size[b]) >= best) continue;
       Join j;
       const bool lone_a = (a & (a - 1)) == 0, lone_b = (b & (b - 1)) == 0;
       if (!(lone_a && (reducible & a)) && !(lone_b && (reducible & b))) {
@@ -258,14 +296,13 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, Openi
         j = pair_cost(lv, sets[a], rl.global(idx[a]), sets[b], rl.global(idx[b]), rl.global(idx[m]));
       }
       const double c = cost[a] + cost[b] + j.cost;
-      if (c < cost[m]) {
-        cost[m] = c;
+      if (c < best) {
+        best = cost[m] = c;
         split[m] = static_cast<uint32_t>(a);
         reduce[m] = static_cast<uint8_t>(j.reduce_a | (j.reduce_b << 1));
       }
     }
   }
-  const std::size_t full = count - 1;
   if (!(cost[full] < current * (1 - 1e-12))) return false;
   std::function<int(std::size_t)> make = [&](std::size_t m) -> int {
     if (std::popcount(m) == 1) return pieces[std::countr_zero(m)];
@@ -287,7 +324,7 @@ double cost_of(const Network& net, const Path& p) { return evaluate(net, p).opt_
 // Re-plans every subtree of `t` of up to `window` pieces until nothing gets
 // cheaper (at most kPasses rounds). A round visits children before parents
 // and re-plans a node only when its subtree changed since its last visit.
-void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window, Opening opening) {
+void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int window, Opening opening) {
   constexpr int kPasses = 8;
   std::vector<char> retry(t.nodes.size(), 1), next;
   // Re-plans below and at v; true when anything in v's subtree changed.
@@ -296,7 +333,7 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, int window, Openin
     const bool left = visit(t.nodes[v].left);
     const bool below = visit(t.nodes[v].right) || left;
     if (!below && !retry[v]) return below;
-    if (!replan(lv, t, join, v, window, opening)) return below;
+    if (!replan(lv, t, join, scratch, v, window, opening)) return below;
     next.resize(t.nodes.size(), 1);  // the nodes it made, and v, get another visit
     next[v] = 1;
     return true;
@@ -389,24 +426,26 @@ class SampledGreedy {
     const double gumbel = -std::log(-std::log(u));
     p.score = score - temperature_ * std::max(1.0, std::abs(score)) * gumbel;
     pairs_.push_back(p);
+    std::push_heap(pairs_.begin(), pairs_.end(), later);
   }
 
-  // The best-scored pair of live nodes; false when none is left.
+  // The heap's order: the best (least) score on top.
+  static bool later(const Pair& x, const Pair& y) { return x.score > y.score; }
+
+  // The best-scored pair of live nodes; false when none is left. Scores
+  // never change once drawn, so the pairs wait in a heap and a pair whose
+  // side has gone is dropped when it comes up.
   bool cheapest_pair(int& a, int& b) {
-    int best = -1;
-    for (std::size_t i = 0; i < pairs_.size();) {
-      if (!live_[pairs_[i].a].alive || !live_[pairs_[i].b].alive) {  // a side is gone
-        pairs_[i] = pairs_.back();
-        pairs_.pop_back();
-        continue;
-      }
-      if (best < 0 || pairs_[i].score < pairs_[best].score) best = static_cast<int>(i);
-      ++i;
+    while (!pairs_.empty()) {
+      std::pop_heap(pairs_.begin(), pairs_.end(), later);
+      const Pair p = pairs_.back();
+      pairs_.pop_back();
+      if (!live_[p.a].alive || !live_[p.b].alive) continue;
+      a = p.a;
+      b = p.b;
+      return true;
     }
-    if (best < 0) return false;
-    a = pairs_[best].a;
-    b = pairs_[best].b;
-    return true;
+    return false;
   }
 
   void smallest_two(int& a, int& b) const {
@@ -426,10 +465,20 @@ class SampledGreedy {
     const Live& x = live_[a];
     const Live& y = live_[b];
     const uint64_t set = x.set | y.set;
-    const LabelSet r = lv_.keep(set, x.idx | y.idx);
-    const Join j = pair_cost(lv_, x.set, x.idx, y.set, y.idx, r);
+    const Network& net = lv_.net();
+    // As pairs_of(): only shared labels can leave.
+    const LabelSet shared = x.idx & y.idx;
+    const LabelSet removed = shared - lv_.keep(set, shared);
+    const LabelSet r = (x.idx | y.idx) - removed;
+    const double shared_size = net.size_of(shared);
+    Join j;
+    auto reducible = [&](const Live& l) { return !(l.set & (l.set - 1)) && !(net.inputs[std::countr_zero(l.set)] == l.idx); };
+    if (reducible(x) || reducible(y))
+      j = pair_cost(lv_, x.set, x.idx, y.set, y.idx, r);
+    else  // Note [Einsum cost model]: both sides' labels, twice when one is summed
+      j.cost = x.size * y.size / shared_size * (removed.empty() ? 1 : 2);
     cost += j.cost;
-    const Live made{set, (x.neighbours | y.neighbours) & ~set, r, lv_.net().size_of(r), true};
+    const Live made{set, (x.neighbours | y.neighbours) & ~set, r, x.size * y.size / (shared_size * net.size_of(removed)), true};
     live_[a].alive = live_[b].alive = false;
     live_.push_back(made);
     for (uint64_t s = set; s; s &= s - 1) owner_[std::countr_zero(s)] = static_cast<int>(live_.size()) - 1;
@@ -453,7 +502,8 @@ Path improve_subtrees(const Network& net, const Path& path, int window) {
   if (!tree) return path;
   const Leaves lv(net);
   JoinCosts join(lv, *tree);
-  improve_tree(lv, *tree, join, window, Opening::costliest);
+  const auto scratch = std::make_unique<Subsets>();
+  improve_tree(lv, *tree, join, *scratch, window, Opening::costliest);
   Path improved = tree_to_path(*tree, net.size());
   return cost_of(net, improved) <= cost_of(net, path) ? improved : path;
 }
@@ -478,14 +528,14 @@ Found auto_path(const Network& net) {
     }
   std::optional<Tree> start = net.limited() ? std::nullopt : path_to_tree(net, best.path);
   if (!start) return best;  // a memory limit, or a path with a multi-way step
-  // The cheapest of that path and the sampled ones, its subtrees re-planned.
   const Leaves lv(net);
+  // The cheapest of that path and the sampled ones, its subtrees re-planned.
   Tree tree = std::move(*start), trial;
   double cost = best_cost, trial_cost = 0;
   std::string how = best.how;
   SampledGreedy sampler(lv);
   std::mt19937_64 rng(kSeed);
-  std::uniform_real_distribution<double> costmod(1.0, 1.5), log_temperature(std::log(0.1), std::log(0.3));
+  std::uniform_real_distribution<double> costmod(1.0, 2.0), log_temperature(std::log(0.1), std::log(0.3));
   for (int i = 0; i < kTrials; ++i) {
     const double cm = costmod(rng), temperature = std::exp(log_temperature(rng));
     if (sampler.run(rng, cm, temperature, cost, trial, trial_cost)) {  // cheaper than `cost`
@@ -495,9 +545,10 @@ Found auto_path(const Network& net) {
     }
   }
   JoinCosts join(lv, tree);
-  improve_tree(lv, tree, join, kWindow, Opening::costliest);
-  improve_tree(lv, tree, join, kOtherWindow, Opening::most_operands);
-  improve_tree(lv, tree, join, kOtherWindow, Opening::largest_intermediate);
+  const auto scratch = std::make_unique<Subsets>();
+  improve_tree(lv, tree, join, *scratch, kWindow, Opening::costliest);
+  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::most_operands);
+  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::largest_intermediate);
   consider(tree_to_path(tree, n), how + " + subtree dp");
   return best;
 }

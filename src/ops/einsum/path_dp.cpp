@@ -103,71 +103,169 @@ namespace {
 // than either side's bound, so the first plan off the queue is still the
 // cheapest and sets whose intermediates are too big to pay off never come
 // off at all.
+//
+// Note [Capped dp]
+// Few plans come off the queue (hundreds to a few thousand at 30
+// operands) but each meets every final plan it shares a label with, so
+// the joins dominate: they are kept cheap (plans in one array, the queue
+// and the per-set table flat, no node per set) and cut by a cap, the cost
+// of a known path (greedy's): a plan whose cost plus bound exceeds it can
+// never be part of the answer, so it is not queued, and since final plans
+// come off in order of that sum, a popped plan stops meeting the final
+// plans of an operand at the first whose bound, added to its own cost,
+// passes the cap.
 class BestFirst {
  public:
-  BestFirst(const Network& net, const Leaves& lv, uint64_t part, int64_t budget, int64_t& spent)
-      : net_(net), lv_(lv), part_(part), budget_(budget), spent_(spent), by_operand_(64) {
+  BestFirst(const Network& net, const Leaves& lv, uint64_t part, int64_t budget, int64_t& spent, double cap)
+      : net_(net), lv_(lv), part_(part), budget_(budget), spent_(spent), cap_(cap), by_operand_(64) {
     for (uint64_t s = part; s; s &= s - 1) {
       const uint64_t v = s & (~s + 1);
-      push({0, lv.idx(v), 0, false, false}, v);
+      const LabelSet idx = lv.idx(v);
+      push({0, idx, 0, false, false}, v, net.size_of(idx));
     }
   }
 
   // false when the budget ran out; found() says whether a plan exists.
   bool solve() {
     while (!queue_.empty()) {
-      const Item top = queue_.top();
-      queue_.pop();
-      if (final_.count(top.set)) continue;  // a cheaper plan came first
-      const std::size_t at = done_.size();
-      final_.emplace(top.set, at);
-      done_.push_back({top.set, top.entry});
-      if (top.set == part_) return true;
-      const uint64_t nb = lv_.neighbours(top.set);
+      std::pop_heap(queue_.begin(), queue_.end(), std::greater<>());
+      const Item top = queue_.back();
+      queue_.pop_back();
+      const uint64_t set = plans_[top.plan].set;
+      Slot& slot = table_.at(set);
+      if (slot.final >= 0) continue;  // a cheaper plan came first
+      const int at = static_cast<int>(done_.size());
+      slot.final = at;
+      done_.push_back({top.plan, top.f});
+      if (set == part_) return true;
+      const double own = plans_[top.plan].entry.cost;
+      const uint64_t nb = lv_.neighbours(set);
       for (uint64_t vs = nb; vs; vs &= vs - 1) {
         const int v = std::countr_zero(vs);
-        for (std::size_t other : by_operand_[v]) {
-          const uint64_t t = done_[other].first;
+        for (int other : by_operand_[v]) {
+          // Final plans come off in order of their bound: none after this one can pay off.
+          if (own + done_[other].f > cap_) break;
+          const uint64_t t = plans_[done_[other].plan].set;
           // Each final partner once: through the lowest operand it shares a label with.
-          if ((t & top.set) || std::countr_zero(t & nb) != v) continue;
+          if ((t & set) || std::countr_zero(t & nb) != v) continue;
           if (budget_ > 0 && ++spent_ > budget_) return false;
-          join(at, other);
+          join(done_[at].plan, done_[other].plan);
         }
       }
-      for (uint64_t s = top.set; s; s &= s - 1) by_operand_[std::countr_zero(s)].push_back(at);
+      for (uint64_t s = set; s; s &= s - 1) by_operand_[std::countr_zero(s)].push_back(at);
     }
-    return true;  // the memory limit left the part without a plan
+    return true;  // the memory limit (or the cap) left the part without a plan
   }
-  bool found() const { return final_.count(part_) != 0; }
-  const Entry& entry(uint64_t set) const { return done_[final_.at(set)].second; }
+  bool found() const {
+    const Slot* slot = table_.find(part_);
+    return slot && slot->final >= 0;
+  }
+  const Entry& entry(uint64_t set) const { return plans_[done_[table_.find(set)->final].plan].entry; }
 
  private:
-  struct Item {
-    double cost;
+  struct Plan {
     uint64_t set;
     Entry entry;
-    bool operator>(const Item& o) const { return cost > o.cost; }
+    double size;  // of its intermediate
+  };
+  struct Item {
+    double f;  // cost plus bound
+    int plan;
+    bool operator>(const Item& o) const { return f != o.f ? f > o.f : plan > o.plan; }
+  };
+  struct Final {
+    int plan;
+    double f;
+  };
+  struct Slot {
+    double best;     // the cheapest plan queued
+    int final = -1;  // its entry in done_ once it came off
+  };
+  // Set -> Slot, open addressing (sets are never removed).
+  class Table {
+   public:
+    Table() : keys_(64, 0), slots_(64) {}
+    // The slot of `set`, made (best = +inf) when new.
+    Slot& at(uint64_t set) {
+      for (std::size_t i = home(set);; i = (i + 1) & (keys_.size() - 1)) {
+        if (keys_[i] == set) return slots_[i];
+        if (keys_[i] == 0) {
+          if (2 * (size_ + 1) > keys_.size()) {
+            grow();
+            return at(set);
+          }
+          ++size_;
+          keys_[i] = set;
+          slots_[i] = {kInf, -1};
+          return slots_[i];
+        }
+      }
+    }
+    const Slot* find(uint64_t set) const {
+      for (std::size_t i = home(set);; i = (i + 1) & (keys_.size() - 1)) {
+        if (keys_[i] == set) return &slots_[i];
+        if (keys_[i] == 0) return nullptr;
+      }
+    }
+
+   private:
+    std::size_t home(uint64_t set) const { return static_cast<std::size_t>((set * 0x9E3779B97F4A7C15ull) >> 20) & (keys_.size() - 1); }
+    void grow() {
+      std::vector<uint64_t> keys(2 * keys_.size(), 0);
+      std::vector<Slot> slots(keys.size());
+      keys.swap(keys_);
+      slots.swap(slots_);
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        if (keys[j] == 0) continue;
+        std::size_t i = home(keys[j]);
+        while (keys_[i] != 0) i = (i + 1) & (keys_.size() - 1);
+        keys_[i] = keys[j];
+        slots_[i] = slots[j];
+      }
+    }
+    std::vector<uint64_t> keys_;  // 0: empty (no set is empty)
+    std::vector<Slot> slots_;
+    std::size_t size_ = 0;
   };
 
-  void push(const Entry& e, uint64_t set) {
-    auto [it, fresh] = best_.emplace(set, e.cost);
-    if (!fresh) {
-      if (e.cost >= it->second) return;
-      it->second = e.cost;
-    }
+  void push(const Entry& e, uint64_t set, double size) {
     // Ordered by cost plus a lower bound on what the set still costs: the
     // join that later takes its intermediate costs at least its size.
-    queue_.push({e.cost + (set == part_ ? 0 : net_.size_of(e.idx)), set, e});
+    const double f = e.cost + (set == part_ ? 0 : size);
+    if (f > cap_) return;  // Note [Capped dp]
+    Slot& slot = table_.at(set);
+    if (e.cost >= slot.best) return;
+    slot.best = e.cost;
+    plans_.push_back({set, e, size});
+    queue_.push_back({f, static_cast<int>(plans_.size()) - 1});
+    std::push_heap(queue_.begin(), queue_.end(), std::greater<>());
   }
 
-  void join(std::size_t ia, std::size_t ib) {
-    const uint64_t a = done_[ia].first, b = done_[ib].first, s = a | b;
-    const Entry& ea = done_[ia].second;
-    const Entry& eb = done_[ib].second;
-    const LabelSet result = lv_.keep(s, ea.idx | eb.idx);
+  // A lone operand that may sum labels of its own first (pair_cost weighs that).
+  bool reducible(uint64_t set, LabelSet idx) const {
+    return !(set & (set - 1)) && !(net_.inputs[std::countr_zero(set)] == idx);
+  }
+
+  void join(int ia, int ib) {
+    const Plan& pa = plans_[ia];
+    const Plan& pb = plans_[ib];
+    const uint64_t a = pa.set, b = pb.set, s = a | b;
+    const Entry& ea = pa.entry;
+    const Entry& eb = pb.entry;
+    // Only a label both sides hold can leave (each side's labels are needed
+    // outside it), so the few shared labels decide the result and its size.
+    const LabelSet shared = ea.idx & eb.idx;
+    const LabelSet removed = shared - lv_.keep(s, shared);
+    const LabelSet result = (ea.idx | eb.idx) - removed;
     if (too_big(net_, s, lv_.all(), result)) return;
-    const Join j = pair_cost(lv_, a, ea.idx, b, eb.idx, result);
-    push({ea.cost + eb.cost + j.cost, result, a, j.reduce_a, j.reduce_b}, s);
+    const double shared_size = net_.size_of(shared);
+    const double size = pa.size * pb.size / (shared_size * net_.size_of(removed));
+    Join j;
+    if (reducible(a, ea.idx) || reducible(b, eb.idx))
+      j = pair_cost(lv_, a, ea.idx, b, eb.idx, result);
+    else  // the size of both sides' labels, twice when a label is summed (Note [Einsum cost model])
+      j.cost = pa.size * pb.size / shared_size * (removed.empty() ? 1 : 2);
+    push({ea.cost + eb.cost + j.cost, result, a, j.reduce_a, j.reduce_b}, s, size);
   }
 
   const Network& net_;
@@ -175,18 +273,26 @@ class BestFirst {
   uint64_t part_;
   int64_t budget_;
   int64_t& spent_;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue_;
-  std::unordered_map<uint64_t, double> best_;          // the cheapest plan queued per set
-  std::vector<std::pair<uint64_t, Entry>> done_;       // final plans, in the order found
-  std::unordered_map<uint64_t, std::size_t> final_;    // set -> its final plan
-  std::vector<std::vector<std::size_t>> by_operand_;   // final plans holding each operand
+  double cap_;
+  std::vector<Item> queue_;                  // a heap
+  std::vector<Plan> plans_;                  // every plan queued
+  Table table_;                              // per set: the best plan queued, and its final entry
+  std::vector<Final> done_;                  // final plans, in the order found
+  std::vector<std::vector<int>> by_operand_;  // final plans holding each operand
 };
 
 }  // namespace
 
-std::optional<Path> dp_path(const Network& net, int64_t budget) {
+std::optional<Path> dp_path(const Network& net, int64_t budget, double cap) {
   const int n = net.size();
   if (n > kMaxSetOperands) return std::nullopt;
+  // Any path's cost bounds every part's plan (Note [Capped dp]): the steps
+  // of a path within one part are a plan of it, no costlier (the other
+  // parts share no label with it but output ones). With a memory limit the
+  // known paths may have multi-way steps: no cap.
+  if (net.limited()) cap = kInf;
+  else if (cap < 0) cap = evaluate(net, greedy_path(net)).opt_cost;
+  cap *= 1 + 1e-9;  // sums in another order round differently
   const Leaves lv(net);
   // The connected parts (joined by labels the output lacks), each solved on its own.
   std::vector<uint64_t> parts;
@@ -202,11 +308,17 @@ std::optional<Path> dp_path(const Network& net, int64_t budget) {
   Tree t;
   std::vector<std::pair<double, int>> roots;  // (result size, node)
   for (uint64_t part : parts) {
-    BestFirst dp(net, lv, part, budget, spent);
-    if (!dp.solve()) return std::nullopt;
-    if (!dp.found()) return over_limit(net);  // the memory limit leaves no pairwise path
-    const int node = build(t, part, [&](uint64_t s) -> const Entry& { return dp.entry(s); });
-    roots.emplace_back(net.size_of(lv.idx(part)), node);
+    for (const double c : {cap, kInf}) {
+      BestFirst dp(net, lv, part, budget, spent, c);
+      if (!dp.solve()) return std::nullopt;
+      if (!dp.found()) {
+        if (c < kInf) continue;  // a cap below the optimum (a caller's, not a path's cost): again without
+        return over_limit(net);  // the memory limit leaves no pairwise path
+      }
+      const int node = build(t, part, [&](uint64_t s) -> const Entry& { return dp.entry(s); });
+      roots.emplace_back(net.size_of(lv.idx(part)), node);
+      break;
+    }
   }
   // The parts meet in outer products, smallest result first (as opt_einsum).
   std::stable_sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -51,8 +51,9 @@ struct Found {
 Path greedy_path(const Network& net);
 Path optimal_path(const Network& net);                       // all subsets (<= 64 operands)
 // Connected-pair dynamic programming; nullopt when `budget` (> 0: most
-// pairs considered) runs out first.
-std::optional<Path> dp_path(const Network& net, int64_t budget = 0);
+// pairs considered) runs out first. `cap`: the cost of a known path of
+// `net` (< 0: greedy's), which prunes the search (Note [Capped dp]).
+std::optional<Path> dp_path(const Network& net, int64_t budget = 0, double cap = -1);
 Path branch_path(const Network& net, int nbranch);           // nbranch 0: all
 // Every pair order, ending a path with one step over the rest where the
 // memory limit forbids a pair (opt_einsum's optimal; factorial).
