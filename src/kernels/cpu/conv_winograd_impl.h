@@ -61,16 +61,17 @@ inline void winograd_g(const R* g, R* o, Set1 c) {
   o[5] = g[2];
 }
 
-// U_e[c][k] for every k of one input channel c, from its taps laid out as
-// rows[tap][k] (kw output channels, a multiple of L): vectors of L output
-// channels, written to the 36 U_e as sequential streams.
+// U_e[c][k] for the kw output channels of one input channel c (kw a
+// multiple of L), from its taps laid out as rows[tap * stride + k]: vectors
+// of L output channels, written to the 36 U_e ([36][Cp][kw]) as sequential
+// streams.
 template <class Ops>
-void transform_weight_rows(const float* rows, int64_t kw, int64_t cp, int64_t c, float* u) {
+void transform_weight_rows(const float* rows, int64_t stride, int64_t kw, int64_t cp, int64_t c, float* u) {
   using R = typename Ops::R;
   constexpr int L = Ops::L;
   for (int64_t k0 = 0; k0 < kw; k0 += L) {
     R g[3][3], col[3], res[6], t6[6][3];
-    for (int t = 0; t < 9; ++t) g[t / 3][t % 3] = Ops::load(rows + t * kw + k0);
+    for (int t = 0; t < 9; ++t) g[t / 3][t % 3] = Ops::load(rows + t * stride + k0);
     for (int j = 0; j < 3; ++j) {  // G g: one column at a time
       for (int i = 0; i < 3; ++i) col[i] = g[i][j];
       winograd_g(col, res, Ops::set1);
@@ -83,15 +84,44 @@ void transform_weight_rows(const float* rows, int64_t kw, int64_t cp, int64_t c,
   }
 }
 
+// The weight [K][C][3][3] as wt[(c * 9 + tap) * stride + k], output
+// channels K..Kp zero: a transpose of the K x 9C matrix, in kBlock x kBlock
+// blocks so the reads (kBlock weight rows, each in order) and the writes
+// (kBlock rows of wt) all stay in L1. Gathering one input channel's taps
+// from every output channel's row instead jumped 9C floats per read; at
+// C = 512 those rows fell into two L1 sets, and that walk took 90 % of the
+// transform. For the same reason wt's rows are winograd_tap_stride(Kp)
+// apart, one cache line more than Kp floats: rows Kp = 512 floats apart
+// would map to the same L1 sets, for these writes and the transform's reads.
+inline int64_t winograd_tap_stride(int64_t kp) { return kp + 16; }
+
+inline void winograd_weight_taps(const ConvShape& s, const float* w, int64_t kp, float* wt) {
+  constexpr int64_t kBlock = 16;
+  const int64_t J = 9 * s.c, K = s.k, stride = winograd_tap_stride(kp);
+  const int64_t blocks = (J + kBlock - 1) / kBlock;
+  const int team = threads::team_size(blocks);
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t j0 = b * kBlock, j1 = std::min(J, j0 + kBlock);
+    for (int64_t k0 = 0; k0 < kp; k0 += kBlock)
+      for (int64_t k = k0; k < k0 + kBlock && k < kp; ++k) {
+        if (k >= K) {
+          for (int64_t j = j0; j < j1; ++j) wt[j * stride + k] = 0.0f;
+          continue;
+        }
+        const float* row = w + k * J;
+        for (int64_t j = j0; j < j1; ++j) wt[j * stride + k] = row[j];
+      }
+  }
+}
+
 // U = G g G^T for every c and the output channels [k_begin, k_end) (a
-// multiple of L wide, within Kp), zero-padded, as [36][Cp][k_end - k_begin]:
-// the weight is first laid out as [c][tap][k] in `wt` (k fastest), so the
-// transform runs on vectors of L output channels and writes 36 sequential
-// streams.
+// multiple of L wide, within Kp), zero-padded, as [36][Cp][k_end - k_begin],
+// from the weight's taps as winograd_weight_taps lays them out.
 template <class Ops>
-void winograd_weights(const ConvShape& s, const float* w, int64_t cp, int64_t k_begin, int64_t k_end, float* u,
-                      float* wt) {
-  const int64_t C = s.c, K = s.k, kw = k_end - k_begin;
+void winograd_weights(const ConvShape& s, const float* wt, int64_t cp, int64_t kp, int64_t k_begin, int64_t k_end,
+                      float* u) {
+  const int64_t C = s.c, kw = k_end - k_begin;
   const int team = threads::team_size(C);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (int64_t c = 0; c < cp; ++c) {
@@ -99,10 +129,8 @@ void winograd_weights(const ConvShape& s, const float* w, int64_t cp, int64_t k_
       for (int e = 0; e < 36; ++e) std::fill_n(u + (e * cp + c) * kw, kw, 0.0f);
       continue;
     }
-    float* rows = wt + c * 9 * kw;  // [tap][k] for this c
-    for (int64_t k = k_begin; k < k_end; ++k)
-      for (int t = 0; t < 9; ++t) rows[t * kw + k - k_begin] = k < K ? w[(k * C + c) * 9 + t] : 0.0f;
-    transform_weight_rows<Ops>(rows, kw, cp, c, u);
+    const int64_t stride = winograd_tap_stride(kp);
+    transform_weight_rows<Ops>(wt + c * 9 * stride + k_begin, stride, kw, cp, c, u);
   }
 }
 
@@ -227,12 +255,13 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
   const bool blocked = tiles <= tb_max && u_row_bytes * kp > kWholeWeightBytes;
   const int64_t kb = blocked ? std::clamp<int64_t>(kBlockWeightBytes / u_row_bytes / L * L, L, kp) : kp;
   // Scratch reused across calls (Note [Kernel scratch]): U's block and,
-  // after it, the weight's [c][tap][k] layout the transform reads.
-  float* u = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kb + 9 * cp * kb));
+  // after it, the weight's taps as the transform reads them.
+  float* u = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kb + 9 * s.c * winograd_tap_stride(kp)));
   float* wt = u + 36 * cp * kb;
+  winograd_weight_taps(s, w, kp, wt);
   float* v = scratch(ScratchSlot::winograd_input, static_cast<std::size_t>(36 * tb_max * cp));
   float* m = scratch(ScratchSlot::winograd_output, static_cast<std::size_t>(36 * tb_max * kp));
-  if (!blocked) winograd_weights<Ops>(s, w, cp, 0, kp, u, wt);
+  if (!blocked) winograd_weights<Ops>(s, wt, cp, kp, 0, kp, u);
   const Winograd<Ops> wg{s, x, bias, out, cp, kp, th, tw, tiles};
   const int team = threads::team_size(36);
   // Inside the parallel regions below each GEMM runs on one thread.
@@ -261,7 +290,7 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
     }
     for (int64_t k0 = 0; blocked && k0 < kp; k0 += kb) {
       const int64_t k1 = std::min(kp, k0 + kb);
-      winograd_weights<Ops>(s, w, cp, k0, k1, u, wt);
+      winograd_weights<Ops>(s, wt, cp, kp, k0, k1, u);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
         one_thread_per_gemm();
