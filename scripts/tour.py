@@ -90,9 +90,10 @@ def main():
     def row(what, table):
         print(f"  {what:<58} -> {table.chosen}")
 
-    x = rng.standard_normal((1, 32, 56, 56)).astype(np.float32)
-    w = rng.standard_normal((32, 1, 3, 3)).astype(np.float32)
-    depthwise = dict(padding=1, groups=32)
+    # NCHW depthwise with 14-wide rows: oneDNN leads (Note [Conv default order]).
+    x = rng.standard_normal((1, 64, 14, 14)).astype(np.float32)
+    w = rng.standard_normal((64, 1, 3, 3)).astype(np.float32)
+    depthwise = dict(padding=1, groups=64)
     row("conv2d depthwise 3x3, default", B.explain("conv2d", x, w, **depthwise))
     with B.mkldnn.flags(enabled=False):
         row("conv2d under mkldnn.flags(enabled=False)", B.explain("conv2d", x, w, **depthwise))

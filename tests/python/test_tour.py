@@ -13,6 +13,8 @@ def test_the_tour_runs_and_every_knob_it_shows_changes_the_choice():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     choice = {line.split("->")[0].strip(): line.split("->")[1].strip() for line in out.splitlines() if "->" in line}
+    if backplane.backends.mkldnn.is_available():
+        assert choice["conv2d depthwise 3x3, default"] == "onednn:conv"
     assert choice["conv2d under mkldnn.flags(enabled=False)"] != "onednn:conv"
     assert choice["linalg.cholesky under implementations('linalg', 'builtin')"] == "builtin:blocked"
     assert choice["LSTM under implementations('rnn', 'ref')"] == "ref:any"
