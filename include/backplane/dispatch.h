@@ -312,6 +312,9 @@ struct OpConfig {
   // order came about.
   std::function<int(const Implementation&, const Problem&)> rank;
   std::vector<flags::Id> rank_reads;
+  // CPU problems of fewer FLOPs than this per thread run on fewer threads
+  // (Note [Small problems on fewer threads] in src/core/threads.h); 0: all.
+  double flops_per_thread = 0;
 };
 
 enum class Position { end, before_reference, front };

@@ -1,6 +1,8 @@
 #include "core/threads.h"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -117,6 +119,30 @@ void register_hook(const char* library, Hook hook) {
   std::lock_guard<std::mutex> lock(list.mutex);
   list.hooks.emplace_back(library, hook);
   if (const int n = g_user_threads.load(); n > 0) hook(n);
+}
+
+int threads_for_work(double flops, double flops_per_thread) {
+  if (flops_per_thread <= 0 || !(flops >= 0)) return team_size(INT64_MAX);
+  const double worth = std::floor(flops / flops_per_thread);
+  return team_size(worth >= 1 ? static_cast<int64_t>(std::min(worth, 1e9)) : 1);
+}
+
+ScopedTeamLimit::ScopedTeamLimit(int limit) {
+#ifdef _OPENMP
+  const int now = omp_get_max_threads();
+  if (limit >= 1 && limit < now) {
+    previous_ = now;
+    omp_set_num_threads(limit);
+  }
+#else
+  (void)limit;
+#endif
+}
+
+ScopedTeamLimit::~ScopedTeamLimit() {
+#ifdef _OPENMP
+  if (previous_ > 0) omp_set_num_threads(previous_);
+#endif
 }
 
 void apply_num_threads_to_this_thread() {

@@ -49,4 +49,28 @@ void register_hook(const char* library, Hook hook);
 // differs (Note [One thread count]).
 void apply_num_threads_to_this_thread();
 
+// Note [Small problems on fewer threads]
+// An OpenMP region costs a fork and a join: microseconds on an idle
+// machine, and on a loaded one, where a team thread waits for a core, up to
+// milliseconds (a 1x4x6x6 conv2d through oneDNN took 0.9-15 ms on two
+// threads under load against 19 us on one). So an op may declare a work
+// grain (OpConfig::flops_per_thread): dispatch runs a CPU problem of F FLOPs
+// on at most max(1, F / grain) threads, by lowering this thread's OpenMP
+// setting for the call (ScopedTeamLimit), which every region inside it
+// (Backplane's team_size, OpenBLAS, oneDNN's OpenMP runtime) follows.
+int threads_for_work(double flops, double flops_per_thread);
+
+// Lowers this thread's OpenMP setting to `limit` (when lower) until the end
+// of the scope.
+class ScopedTeamLimit {
+ public:
+  explicit ScopedTeamLimit(int limit);
+  ~ScopedTeamLimit();
+  ScopedTeamLimit(const ScopedTeamLimit&) = delete;
+  ScopedTeamLimit& operator=(const ScopedTeamLimit&) = delete;
+
+ private:
+  int previous_ = 0;  // 0: unchanged
+};
+
 }  // namespace bp::threads

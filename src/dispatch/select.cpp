@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "backplane/log.h"
+#include "core/threads.h"
 #include "dispatch/autotune_key.h"
 
 namespace bp::dispatch {
@@ -286,6 +288,9 @@ void warn_if_nondeterministic(const Op& op, const Implementation& impl) {
 }  // namespace
 
 void execute(const Op& op, const Problem& problem, const void* params) {
+  std::optional<threads::ScopedTeamLimit> team;  // Note [Small problems on fewer threads]
+  if (const double grain = op.config().flops_per_thread; grain > 0 && problem.device.is_cpu())
+    team.emplace(threads::threads_for_work(problem.flops, grain));
   if (flags::get_raw(flags::Id::generic_trace) == 0) {
     const Implementation& impl = select(op, problem, params);
     warn_if_nondeterministic(op, impl);

@@ -27,6 +27,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <climits>
 #include <mutex>
 #include <unordered_map>
 
@@ -34,6 +35,7 @@
 #include "backplane/dispatch_checks.h"
 #include "backplane/precision.h"
 #include "backplane/runtime.h"
+#include "core/threads.h"
 #include "ops/conv/impls.h"
 #include "ops/conv/params.h"
 
@@ -171,7 +173,10 @@ std::shared_ptr<Built> build(const Params& p, bool bf16) {
 
 std::shared_ptr<Built> built_for(const Params& p) {
   const bool bf16 = bf16_arithmetic(p);
-  const std::string key = key_of(p, bf16, get_num_threads());
+  // The team this call runs on (dispatch may have lowered it for a small
+  // problem: Note [Small problems on fewer threads]); oneDNN sizes its
+  // regions by it when the primitive is created.
+  const std::string key = key_of(p, bf16, threads::team_size(INT64_MAX));
   static std::mutex mutex;
   static std::unordered_map<std::string, std::shared_ptr<Built>> cache;
   {
