@@ -659,3 +659,39 @@ def test_explain_takes_the_module_and_its_input():
         backends.explain("sdpa", m, x)
     with pytest.raises(ValueError, match="does not match weight dtype"):
         backends.explain("rnn", m, x.astype(np.float64))
+
+
+# The recurrent sums start from the input projection (Note [Input projection first] in cell_kernel.h):
+# every gate gets it exactly once (GRU's n gate outside r * (...)), with initial states so that both
+# parts count, inputs large enough to dominate, hidden sizes that end in a partial 16-unit block, batch 1
+# (the matrix-vector path; f64 there reads W row by row) and a batch of several row blocks, and a NaN in
+# one entry's input that must reach every later output of that entry and nothing else.
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("batch", [1, 7])
+@pytest.mark.parametrize("hidden", [17, 33])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_input_projection_first_against_the_oracle(mode, batch, hidden, dtype):
+    layers, steps, inp = 2, 5, 6
+    m = make(mode, inp, hidden, num_layers=layers, bidirectional=True, dtype=dtype)
+    x = rand((steps, batch, inp), 41, 3.0).astype(dtype)
+    h0 = rand((2 * layers, batch, hidden), 42, 0.5).astype(dtype)
+    c0 = rand((2 * layers, batch, hidden), 43, 0.5).astype(dtype)
+    hx = ((backplane.asarray(h0), backplane.asarray(c0)) if mode == "LSTM" else backplane.asarray(h0))
+    tol = TOL[dtype]
+    for poisoned in (False, True):
+        xs = x.copy()
+        if poisoned:
+            xs[2, batch - 1, 1] = np.nan
+        out, state = run(m, backplane.asarray(xs), hx, impl="packed:cpu")
+        h, c = split_state(mode, state)
+        ref_out, ref_h, ref_c = rnn_oracle.run(mode, state64(m), xs, layers, True, h0, c0)
+        np.testing.assert_allclose(arr(out), ref_out, atol=tol, rtol=tol)
+        np.testing.assert_allclose(arr(h), ref_h, atol=tol, rtol=tol)
+        if mode == "LSTM":
+            np.testing.assert_allclose(arr(c), ref_c, atol=tol, rtol=tol)
+        o = arr(out)
+        if poisoned:  # the forward direction from step 2 on, the reverse one up to it (and layer 2 everywhere)
+            assert np.isnan(o[:, batch - 1]).any(axis=-1).all()
+            assert np.isfinite(o[:, :batch - 1]).all()
+        else:
+            assert np.isfinite(o).all()

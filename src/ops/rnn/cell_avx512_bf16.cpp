@@ -24,8 +24,7 @@ template <int G, int R>
 void block(const StepArgs<float>& s, int64_t b0, int64_t u) {
   const int64_t K2 = (s.K + 1) / 2;
   vec acc[R][G];
-  for (int r = 0; r < R; ++r)
-    for (int g = 0; g < G; ++g) acc[r][g] = F32::splat(0.0f);
+  K32::start<G, R>(s, b0, u, acc);  // the input projections first (Note [Input projection first])
   const uint16_t* panel = s.panel_bf16 + u * K2 * G * V * 2;
   const uint32_t* a = s.a_bf16 + b0 * K2;
   for (int64_t k2 = 0; k2 < K2; ++k2) {

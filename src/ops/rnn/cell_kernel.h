@@ -171,11 +171,12 @@ struct Kernel {
   static void block(const StepArgs<T>& s, int64_t b0, int64_t u, int64_t k0, int64_t k1, T* partial,
                     const char* pf = nullptr, int64_t pf_lines = 0) {
     vec acc[R][G];
-    for (int r = 0; r < R; ++r)
-      for (int g = 0; g < G; ++g) {
-        if (k0 == 0) acc[r][g] = splat(T(0));
-        else acc[r][g] = loadu(partial + ((b0 + r) * G + g) * V);
-      }
+    if (k0 == 0) {
+      start<G, R>(s, b0, u, acc);
+    } else {
+      for (int r = 0; r < R; ++r)
+        for (int g = 0; g < G; ++g) acc[r][g] = loadu(partial + ((b0 + r) * G + g) * V);
+    }
     // The epilogue's own lines are fetched into L1 shortly before the product ends (earlier, the panel
     // streaming through L1 would evict them again): the last kTailK values of k hide their latency.
     // (Several rows: each k is R times the work and the lines were prefetched into L2 a block ahead.)
@@ -195,7 +196,35 @@ struct Kernel {
     finish<G, R>(s, b0, u, acc);
   }
 
-  // The epilogue of R rows from row b0, units u*V ..: the cell applied to the recurrent products `acc`.
+  // Note [Input projection first]
+  // The recurrent sums start from this step's input projection (and the folded bias) rather than from
+  // zero, for every gate whose pre-activation is x + h (all but GRU's n gate, whose input part stays
+  // outside r * (...)). The projections were written by the GEMM many steps earlier and are no longer in
+  // L1: read at the end, in the epilogue, their latency stalled the cell's dependent chain (a tenth of
+  // the epilogue-heavy steps: 40% of LSTM's epilogue time at batch 32, half of it at batch 1); read
+  // here, the product's independent FMAs run while they arrive. (The sum's order changes: x + (h-terms)
+  // instead of (h-terms) + x, a rounding of fp32's, no more.)
+  static int folded_gates(const StepArgs<T>& s) {
+    if (s.xw == nullptr || s.epilogue == Epilogue::store) return 0;
+    return s.epilogue == Epilogue::gru ? 2 : s.gates;
+  }
+  // Row b's input projection of gate g, units j0 .. j0 + n - 1, plus the folded input bias (if any).
+  [[gnu::always_inline]] static vec x_in(const StepArgs<T>& s, int64_t b, int64_t j0, int n, int g) {
+    const vec v = load(s.xw + b * s.xw_ld + g * s.units + j0, n);
+    return s.x_bias == nullptr ? v : v + load(s.x_bias + g * s.units + j0, n);
+  }
+  // The accumulators of rows b0 .. b0 + R - 1, unit block u, before the first k (Note [Input projection first]).
+  template <int G, int R>
+  [[gnu::always_inline]] static void start(const StepArgs<T>& s, int64_t b0, int64_t u, vec (&acc)[R][G]) {
+    const int folded = folded_gates(s);
+    const int64_t j0 = u * V;
+    const int n = static_cast<int>(s.units - j0 < V ? s.units - j0 : V);
+    for (int r = 0; r < R; ++r)
+      for (int g = 0; g < G; ++g) acc[r][g] = g < folded ? x_in(s, b0 + r, j0, n, g) : splat(T(0));
+  }
+
+  // The epilogue of R rows from row b0, units u*V ..: the cell applied to the recurrent products `acc`,
+  // which already hold the input projections of the gates `start` folded in.
   template <int G, int R>
   static void finish(const StepArgs<T>& s, int64_t b0, int64_t u, vec (&acc)[R][G]) {
     const int64_t j0 = u * V;
@@ -208,27 +237,21 @@ struct Kernel {
         if (s.keep != nullptr) std::memcpy(out, s.keep + b * s.keep_ld + j0, sizeof(T) * static_cast<size_t>(n));
         continue;
       }
-      const T* x = s.xw == nullptr ? nullptr : s.xw + b * s.xw_ld + j0;
       const int64_t H = s.units;
-      // This step's input projection of gate g, plus the folded input bias (if any).
-      auto xin = [&](int g) {
-        const vec v = load(x + g * H, n);
-        return s.x_bias == nullptr ? v : v + load(s.x_bias + g * H + j0, n);
-      };
       switch (s.epilogue) {
         case Epilogue::store: store(out, acc[r][0], n); break;
-        case Epilogue::tanh: store(out, tanh(acc[r][0] + xin(0)), n); break;
+        case Epilogue::tanh: store(out, tanh(acc[r][0]), n); break;
         case Epilogue::relu: {
-          const vec v = acc[r][0] + xin(0);
+          const vec v = acc[r][0];
           store(out, v > splat(T(0)) ? v : (v != v ? v : splat(T(0))), n);
           break;
         }
         case Epilogue::lstm: {
           if constexpr (G == 4) {
-            const vec i = sigmoid(acc[r][0] + xin(0));
-            const vec f = sigmoid(acc[r][1] + xin(1));
-            const vec g = tanh(acc[r][2] + xin(2));
-            const vec o = sigmoid(acc[r][3] + xin(3));
+            const vec i = sigmoid(acc[r][0]);
+            const vec f = sigmoid(acc[r][1]);
+            const vec g = tanh(acc[r][2]);
+            const vec o = sigmoid(acc[r][3]);
             T* c = s.c + b * s.c_ld + j0;
             const vec c1 = Traits::fma(f, load(c, n), i * g);
             store(c, c1, n);
@@ -240,9 +263,9 @@ struct Kernel {
           if constexpr (G == 3) {
             const vec hr = acc[r][0] + load(s.b_hh + j0, n), hz = acc[r][1] + load(s.b_hh + H + j0, n);
             const vec hn = acc[r][2] + load(s.b_hh + 2 * H + j0, n);
-            const vec rg = sigmoid(xin(0) + hr);
-            const vec z = sigmoid(xin(1) + hz);
-            const vec nn = tanh(Traits::fma(rg, hn, xin(2)));
+            const vec rg = sigmoid(hr);  // acc[r][0] and [1] hold x_r and x_z too
+            const vec z = sigmoid(hz);
+            const vec nn = tanh(Traits::fma(rg, hn, x_in(s, b, j0, n, 2)));
             const vec hp = load(s.keep + b * s.keep_ld + j0, n);
             store(out, Traits::fma(z, hp - nn, nn), n);
           }
@@ -275,13 +298,15 @@ struct Kernel {
     }
   }
 
-  // The lines the epilogue of rows b0 .. b0 + R - 1, unit block u, reads: the input projections and c.
+  // The lines the epilogue of rows b0 .. b0 + R - 1, unit block u, reads: the input projections `start`
+  // did not fold in (GRU's n gate) and c.
   static void prefetch_rows(const StepArgs<T>& s, int64_t b0, int R, int64_t u) {
     if (s.xw == nullptr) return;
     const int64_t j0 = u * V;
+    const int folded = folded_gates(s);
     for (int r = 0; r < R; ++r) {
       const T* x = s.xw + (b0 + r) * s.xw_ld + j0;
-      for (int g = 0; g < s.gates; ++g) {
+      for (int g = folded; g < s.gates; ++g) {
         __builtin_prefetch(x + g * s.units);
         __builtin_prefetch(x + g * s.units + V - 1);
       }
@@ -347,7 +372,8 @@ struct Kernel {
 
   // Batch 1 (Note [Recurrent panels]): the product of a unit block is G * V row dot products on W as it
   // lies in the buffer (PyTorch's [G * units, K] rows, streamed in order, nothing packed), gathered into
-  // the accumulator layout of `block`, whose epilogue then runs as for the panels.
+  // the accumulator layout of `block` (after the input projections, as `start` sets them), whose epilogue
+  // then runs as for the panels.
   template <int G>
   static void unit_block_by_rows(const StepArgs<T>& s, int64_t u, T* sums) {
     const int64_t j0 = u * V;
@@ -365,7 +391,10 @@ struct Kernel {
       }
       for (; v < V; ++v) out[v] = T(0);
     }
-    block<G, 1>(s, 0, u, s.K, s.K, sums);
+    vec acc[1][G];
+    start<G, 1>(s, 0, u, acc);
+    for (int g = 0; g < G; ++g) acc[0][g] += loadu(sums + g * V);
+    finish<G, 1>(s, 0, u, acc);
   }
 
   static void step(const StepArgs<T>& s) {
