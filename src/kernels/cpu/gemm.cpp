@@ -230,6 +230,23 @@ bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
   return strips <= (kr.k_unit == 2 ? kDirectFarStripsPairs : kDirectFarStrips);
 }
 
+// Note [GEMM direct A]
+// A packed A block is read once per B strip: with few strips (n up to
+// kDirectAMaxStrips * NR) packing it costs about as much as the multiply
+// does with it: 11% of a batch of 64 bf16 64 x 64 x 64 products. Kernels
+// that can (GemmKernel::rows_a) then read a row-major A in place: one k unit
+// of a row (an fp32, or a bf16 pair, adjacent in a row-major source) is
+// broadcast from the source row as it would be from the strip. Rows further
+// apart than kDirectNearRowBytes keep the packed strips, for the reason
+// given in Note [GEMM direct B] (strided rows falling into one L1 set).
+constexpr int64_t kDirectAMaxStrips = 4;
+
+template <class Acc>
+bool use_direct_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  return kr.rows_a != nullptr && p.a_cs == 1 && p.a_rs * p.src_bytes <= kDirectNearRowBytes &&
+         ceil_div(p.n, kr.nr) <= kDirectAMaxStrips;
+}
+
 // Note [GEMM next strip prefetch]
 // A packed B block (kc x nc, 2 MiB of bf16 at 2048 columns) outgrows L2, so
 // each B strip comes from L3 the first time an A strip meets it; the
@@ -266,6 +283,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   int nt = team_size(p.m, p.n, p.k);
 
   // Small m: B is read in place (Note [GEMM direct B]).
+  const bool direct_a = use_direct_a(kr, p);  // Note [GEMM direct A]
   const bool direct = use_direct_b(kr, p, nt);
   // Balanced blocks: as many blocks as the default size needs, then equal
   // sizes, so no block is a sliver (a 2049 x 2049 problem gets two kc blocks
@@ -300,7 +318,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t strips_per_thread = ceil_div(ceil_div(nc, nr), nt);
   const std::size_t b_bytes =
       direct ? 0 : round_up(split_m ? nc * kc * eb : int64_t{nt} * strips_per_thread * nr * kc * eb, kAlign);
-  const std::size_t a_bytes = round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
+  const std::size_t a_bytes = direct_a ? 0 : round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
   char* ws = workspace(b_bytes + a_bytes * nt + kAlign);
   ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
   char* const bpack = ws;
@@ -340,7 +358,8 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
         for (int64_t ib = ib0; ib < mb && jr1 > jr0; ib += ib_step) {
           const int64_t ic = ib * mc;
           const int64_t mcur = std::min(mc, p.m - ic);
-          kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
+          if (!direct_a)
+            kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
           const int64_t strip_bytes = nr * kpad * eb;
           const int64_t a_strips = ceil_div(mcur, mr);
           const int64_t prefetch_chunk = round_up(ceil_div(strip_bytes, a_strips), 64);
@@ -357,6 +376,16 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
             for (int64_t i = 0; i < mcur; i += mr) {
               const int mm = static_cast<int>(std::min(mr, mcur - i));
               if (!direct) prefetch_slice(bnext, i / mr * prefetch_chunk, prefetch_chunk, strip_bytes);
+              if (direct_a) {
+                uint16_t* const out = last_k && p.out16 != nullptr && std::is_same_v<Acc, float>
+                                          ? p.out16 + (ic + i) * p.out16_rs + jc + j
+                                          : nullptr;
+                kr.rows_a(kcur, p.a + ((ic + i) * p.a_rs + pc) * p.src_bytes, p.a_rs * p.src_bytes,
+                          direct ? static_cast<const void*>(bsrc) : bs, direct ? p.b_rs : 0, cj + i * p.c_rs, p.c_rs,
+                          p.c_cs, mm, nn, p.alpha, beta, out, p.out16_rs);
+                // A kernel without a rounding epilogue (fp32 sources) never gets out.
+                continue;
+              }
               if constexpr (std::is_same_v<Acc, float>) {
                 uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
                 if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
@@ -408,6 +437,32 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
 #endif
 }
 
+// Note [GEMM small problems]
+// A problem of one block (m <= MC, k <= KC, n within kDirectAMaxStrips B
+// strips) whose A and B are both read in place (Notes [GEMM direct A] and
+// [GEMM direct B]) on one thread needs no workspace, no blocking and no
+// thread team: just the tiles. Batches of small products (64 of 64 x 64 x
+// 64, 256 of 16 x 16 x 16: attention heads, RNN steps) pay run_blocked's
+// set-up, a dozen 64-bit divisions and the workspace lookup, per entry:
+// a third of the time at 16^3.
+template <class Acc>
+bool run_small(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  if (p.m > kr.mc || p.k > kr.kc || !use_direct_a(kr, p) || kr.direct == nullptr || p.b_cs != 1 ||
+      p.b_rs * p.src_bytes > kDirectNearRowBytes || team_size(p.m, p.n, p.k) > 1)
+    return false;
+  const int64_t sb = p.src_bytes;
+  for (int64_t j = 0; j < p.n; j += kr.nr) {
+    const int nn = static_cast<int>(std::min<int64_t>(kr.nr, p.n - j));
+    for (int64_t i = 0; i < p.m; i += kr.mr) {
+      const int mm = static_cast<int>(std::min<int64_t>(kr.mr, p.m - i));
+      uint16_t* const out = p.out16 != nullptr ? p.out16 + i * p.out16_rs + j : nullptr;
+      kr.rows_a(p.k, p.a + i * p.a_rs * sb, p.a_rs * sb, p.b + j * sb, p.b_rs, p.c + i * p.c_rs + j * p.c_cs, p.c_rs,
+                p.c_cs, mm, nn, p.alpha, p.beta, out, p.out16_rs);
+    }
+  }
+  return true;
+}
+
 // Returns whether C was also rounded into p.out16 (Note [GEMM rounding epilogue]).
 template <class Acc>
 bool run(const GemmKernel<Acc>& kr, Problem<Acc> p) {
@@ -427,7 +482,7 @@ bool run(const GemmKernel<Acc>& kr, Problem<Acc> p) {
   if (p.c_cs != 1 && p.c_rs == 1) p = transposed(p);
   if (p.c_cs != 1) p.out16 = nullptr;  // the epilogue rounds rows
   if (p.out16 == nullptr) p.round16 = nullptr;
-  run_blocked(kr, p);
+  if (!run_small(kr, p)) run_blocked(kr, p);
   return p.round16 != nullptr;
 }
 

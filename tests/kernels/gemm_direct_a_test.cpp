@@ -1,0 +1,205 @@
+// A read in place (Note [GEMM direct A]) and the small-problem path (Note
+// [GEMM small problems]) in src/kernels/cpu/gemm.cpp, against a float64
+// oracle: row-major A with few B strips (n up to 4 strips, and past it),
+// both B layouts (read in place / packed), odd k (the last bf16 pair has no
+// partner: the element after it in each row of A is NaN here, so a kernel
+// that reads it gives NaN), ragged tiles, alpha and beta, the rounded bf16
+// output, and NaN / Inf in the operands.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backplane/dtype.h"
+#include "backplane/runtime.h"
+#include "kernels/cpu/gemm.h"
+
+namespace {
+
+namespace kc = bp::kernels::cpu;
+using kc::GemmIsa;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Problem {
+  int64_t m, n, k;
+  bool b_transposed;  // B column-major: the packed-B tiles with A in place
+  float alpha, beta;
+};
+
+std::string describe(const Problem& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+         (p.b_transposed ? " B^T" : " B") + " alpha " + std::to_string(p.alpha) + " beta " + std::to_string(p.beta);
+}
+
+// Operands as their 16-bit or fp32 storage plus the values (double) the kernel sees.
+struct Operands {
+  std::vector<double> a, b, c0;    // logical row-major values
+  int64_t lda;                     // A's row stride: k + 1, element k of each row is NaN
+  std::vector<uint16_t> a16, b16;  // bf16 storage
+  std::vector<float> a32, b32;     // fp32 storage
+};
+
+Operands make(const Problem& p, std::mt19937& rng, bool specials) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Operands o;
+  o.lda = p.k + 1;
+  o.a.resize(p.m * p.k), o.b.resize(p.k * p.n), o.c0.resize(p.m * p.n);
+  o.a16.assign(p.m * o.lda, bp::bfloat16_from_float(std::numeric_limits<float>::quiet_NaN()).bits);
+  o.a32.assign(p.m * o.lda, std::numeric_limits<float>::quiet_NaN());
+  o.b16.resize(p.k * p.n), o.b32.resize(p.k * p.n);
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t q = 0; q < p.k; ++q) {
+      // bf16-representable, so both storages hold the same value
+      const float x = bp::bfloat16_bits_to_float(bp::bfloat16_from_float(static_cast<float>(dist(rng))).bits);
+      o.a[i * p.k + q] = x, o.a16[i * o.lda + q] = bp::bfloat16_from_float(x).bits, o.a32[i * o.lda + q] = x;
+    }
+  for (int64_t q = 0; q < p.k; ++q)
+    for (int64_t j = 0; j < p.n; ++j) {
+      const float x = bp::bfloat16_bits_to_float(bp::bfloat16_from_float(static_cast<float>(dist(rng))).bits);
+      const int64_t at = p.b_transposed ? j * p.k + q : q * p.n + j;
+      o.b[q * p.n + j] = x, o.b16[at] = bp::bfloat16_from_float(x).bits, o.b32[at] = x;
+    }
+  if (specials && p.m > 1 && p.k > 1 && p.n > 1) {
+    // One NaN in A (row 0), one Inf in B (column n - 1): row 0 is all NaN,
+    // column n - 1 is +-Inf or NaN (Inf * 0 is impossible: no zero values).
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    o.a[0] = nan, o.a16[0] = bp::bfloat16_from_float(nan).bits, o.a32[0] = nan;
+    const int64_t q = p.k - 1, j = p.n - 1, at = p.b_transposed ? j * p.k + q : q * p.n + j;
+    o.b[q * p.n + j] = inf, o.b16[at] = bp::bfloat16_from_float(inf).bits, o.b32[at] = inf;
+  }
+  for (double& x : o.c0) x = static_cast<float>(dist(rng));
+  return o;
+}
+
+// Checks C (fp32, or the bf16 out when `out16`) against the oracle:
+// |error| within (k + 4) fp32 units of the magnitude sum, plus half a bf16
+// unit of the result when rounded; NaN exactly where the oracle has NaN,
+// infinities with their sign.
+void check(const Problem& p, const Operands& o, const std::vector<double>& got, const char* what) {
+  int bad = 0;
+  for (int64_t i = 0; i < p.m && bad < 5; ++i)
+    for (int64_t j = 0; j < p.n && bad < 5; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t q = 0; q < p.k; ++q) {
+        s += o.a[i * p.k + q] * o.b[q * p.n + j];
+        mag += std::fabs(o.a[i * p.k + q] * o.b[q * p.n + j]);
+      }
+      const double beta_term = p.beta == 0 ? 0.0 : p.beta * o.c0[i * p.n + j];
+      const double want = p.alpha * s + beta_term;
+      const double g = got[i * p.n + j];
+      bool ok;
+      if (std::isnan(want) || std::isinf(want)) {
+        ok = std::isnan(want) ? std::isnan(g) : g == want;
+      } else {
+        double bound = (p.k + 4) * std::ldexp(1.0, -24) * (std::fabs(p.alpha) * mag + std::fabs(beta_term)) + 1e-30;
+        if (std::string(what) == "bf16 out") bound += std::fabs(want) * std::ldexp(1.0, -8);
+        ok = std::fabs(g - want) <= bound;
+      }
+      if (!ok) {
+        ++bad;
+        ADD_FAILURE() << what << " " << describe(p) << " at (" << i << ", " << j << "): got " << g << ", want "
+                      << want;
+      }
+    }
+}
+
+void run(GemmIsa isa, bool bf16, const Problem& p, bool specials, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const Operands o = make(p, rng, specials);
+  std::vector<float> c(p.m * p.n);
+  for (int64_t e = 0; e < p.m * p.n; ++e) c[e] = p.beta == 0 ? static_cast<float>(kNaN) : static_cast<float>(o.c0[e]);
+  const kc::MatView<float> vc{c.data(), p.m, p.n, p.n, 1};
+  const int64_t b_rs = p.b_transposed ? 1 : p.n, b_cs = p.b_transposed ? p.k : 1;
+  std::vector<double> got(p.m * p.n);
+  if (!bf16) {
+    kc::gemm_f32(isa, {o.a32.data(), p.m, p.k, o.lda, 1}, {o.b32.data(), p.k, p.n, b_rs, b_cs}, vc, p.alpha, p.beta);
+    for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = c[e];
+    return check(p, o, got, "fp32");
+  }
+  const kc::MatView<const uint16_t> va{o.a16.data(), p.m, p.k, o.lda, 1}, vb{o.b16.data(), p.k, p.n, b_rs, b_cs};
+  // Once into C, once rounded into a bf16 output (its row stride padded).
+  kc::gemm_bf16(isa, va, vb, vc, p.alpha, p.beta);
+  for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = c[e];
+  check(p, o, got, "bf16 into C");
+  for (int64_t e = 0; e < p.m * p.n; ++e) c[e] = p.beta == 0 ? static_cast<float>(kNaN) : static_cast<float>(o.c0[e]);
+  const int64_t ldo = p.n + 5;
+  std::vector<uint16_t> out(p.m * ldo, 0x7FC1);
+  if (kc::gemm_bf16(isa, va, vb, vc, p.alpha, p.beta, {out.data(), ldo})) {
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) got[i * p.n + j] = bp::bfloat16_bits_to_float(out[i * ldo + j]);
+    for (int64_t i = 0; i < p.m; ++i)  // the padding of each output row is not written
+      for (int64_t j = p.n; j < ldo; ++j) ASSERT_EQ(out[i * ldo + j], 0x7FC1) << describe(p);
+  } else {
+    for (int64_t e = 0; e < p.m * p.n; ++e)
+      got[e] = bp::bfloat16_bits_to_float(bp::bfloat16_from_float(c[e]).bits);
+  }
+  check(p, o, got, "bf16 out");
+}
+
+class ThreadScope {
+ public:
+  explicit ThreadScope(int n) { bp::set_num_threads(n); }
+  ~ThreadScope() { bp::set_num_threads(saved); }
+
+ private:
+  int saved = bp::get_num_threads();
+};
+
+TEST(GemmDirectA, MatchesTheOracleAroundEveryEdge) {
+  ThreadScope one(1);
+  // MR is 14 (bf16 pairs) or 8 (fp32), NR 32 or 48, the in-place bound 4 strips.
+  const int64_t ms[] = {1, 2, 3, 5, 8, 9, 14, 15, 16, 17, 29, 64, 65};
+  const int64_t ns[] = {2, 15, 16, 17, 31, 32, 33, 48, 49, 64, 96, 127, 128, 129, 193};
+  const int64_t ks[] = {1, 2, 3, 16, 17, 63, 64, 65};
+  uint32_t seed = 1;
+  for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
+    if (!kc::gemm_isa_supported(isa)) continue;
+    for (const bool bf16 : {false, true}) {
+      if (!bf16 && isa == GemmIsa::avx512_bf16) continue;  // the medium path packs A (it must round it)
+      for (int64_t m : ms)
+        for (int64_t n : ns)
+          for (int64_t k : ks)
+            for (const bool bt : {false, true}) {
+              const bool odd = ((m + n + k) & 1) != 0;
+              run(isa, bf16, {m, n, k, bt, odd ? 0.5f : 1.0f, odd ? 1.0f : 0.0f}, false, seed++);
+              if (HasFailure()) return;
+            }
+    }
+  }
+}
+
+TEST(GemmDirectA, NanAndInfPropagate) {
+  ThreadScope one(1);
+  uint32_t seed = 100;
+  for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
+    if (!kc::gemm_isa_supported(isa)) continue;
+    for (const bool bf16 : {false, true}) {
+      if (!bf16 && isa == GemmIsa::avx512_bf16) continue;
+      for (const Problem& p : {Problem{16, 16, 16, false, 1, 0}, Problem{17, 33, 65, false, 1, 1},
+                               Problem{64, 64, 64, true, 2, 0}, Problem{3, 100, 7, false, 1, 0}})
+        run(isa, bf16, p, true, seed++);
+    }
+  }
+}
+
+TEST(GemmDirectA, TwoThreadsAndABatchOfSmallProducts) {
+  ThreadScope two(2);
+  uint32_t seed = 200;
+  for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
+    if (!kc::gemm_isa_supported(isa)) continue;
+    for (const bool bf16 : {false, true}) {
+      if (!bf16 && isa == GemmIsa::avx512_bf16) continue;
+      for (const Problem& p : {Problem{300, 64, 301, false, 1, 0}, Problem{700, 128, 64, true, 1, 1},
+                               Problem{64, 64, 64, false, 1, 0}})
+        run(isa, bf16, p, false, seed++);
+    }
+  }
+}
+
+}  // namespace
