@@ -4,13 +4,16 @@
 // both B layouts (read in place / packed), odd k (the last bf16 pair has no
 // partner: the element after it in each row of A is NaN here, so a kernel
 // that reads it gives NaN), ragged tiles, alpha and beta, the rounded bf16
-// output, and NaN / Inf in the operands.
+// output, and NaN / Inf in the operands. A ends where an inaccessible page
+// begins, so a tile that reads rows or elements past it faults.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,12 +22,42 @@
 #include "backplane/runtime.h"
 #include "kernels/cpu/gemm.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace {
 
 namespace kc = bp::kernels::cpu;
 using kc::GemmIsa;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// `count` elements of T ending right before a PROT_NONE page.
+template <class T>
+class Guarded {
+ public:
+  Guarded(std::size_t count, T fill) {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t bytes = (count * sizeof(T) + page - 1) / page * page;
+    map_bytes_ = bytes + page;
+    void* m = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::runtime_error("mmap failed");
+    base_ = static_cast<char*>(m);
+    mprotect(base_ + bytes, page, PROT_NONE);
+    data_ = reinterpret_cast<T*>(base_ + bytes) - count;
+    for (std::size_t i = 0; i < count; ++i) data_[i] = fill;
+  }
+  ~Guarded() { munmap(base_, map_bytes_); }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T* data() const { return data_; }
+
+ private:
+  char* base_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  T* data_ = nullptr;
+};
 
 struct Problem {
   int64_t m, n, k;
@@ -41,8 +74,10 @@ std::string describe(const Problem& p) {
 struct Operands {
   std::vector<double> a, b, c0;    // logical row-major values
   int64_t lda;                     // A's row stride: k + 1, element k of each row is NaN
-  std::vector<uint16_t> a16, b16;  // bf16 storage
-  std::vector<float> a32, b32;     // fp32 storage
+  std::unique_ptr<Guarded<uint16_t>> a16;  // bf16 storage, A's last row ending at the guard page
+  std::unique_ptr<Guarded<float>> a32;     // fp32 storage, likewise
+  std::vector<uint16_t> b16;
+  std::vector<float> b32;
 };
 
 Operands make(const Problem& p, std::mt19937& rng, bool specials) {
@@ -50,14 +85,17 @@ Operands make(const Problem& p, std::mt19937& rng, bool specials) {
   Operands o;
   o.lda = p.k + 1;
   o.a.resize(p.m * p.k), o.b.resize(p.k * p.n), o.c0.resize(p.m * p.n);
-  o.a16.assign(p.m * o.lda, bp::bfloat16_from_float(std::numeric_limits<float>::quiet_NaN()).bits);
-  o.a32.assign(p.m * o.lda, std::numeric_limits<float>::quiet_NaN());
+  // The last row has no padding element: it ends at the guard page.
+  const std::size_t a_size = static_cast<std::size_t>((p.m - 1) * o.lda + p.k);
+  o.a16 = std::make_unique<Guarded<uint16_t>>(a_size,
+                                              bp::bfloat16_from_float(std::numeric_limits<float>::quiet_NaN()).bits);
+  o.a32 = std::make_unique<Guarded<float>>(a_size, std::numeric_limits<float>::quiet_NaN());
   o.b16.resize(p.k * p.n), o.b32.resize(p.k * p.n);
   for (int64_t i = 0; i < p.m; ++i)
     for (int64_t q = 0; q < p.k; ++q) {
       // bf16-representable, so both storages hold the same value
       const float x = bp::bfloat16_bits_to_float(bp::bfloat16_from_float(static_cast<float>(dist(rng))).bits);
-      o.a[i * p.k + q] = x, o.a16[i * o.lda + q] = bp::bfloat16_from_float(x).bits, o.a32[i * o.lda + q] = x;
+      o.a[i * p.k + q] = x, (*o.a16)[i * o.lda + q] = bp::bfloat16_from_float(x).bits, (*o.a32)[i * o.lda + q] = x;
     }
   for (int64_t q = 0; q < p.k; ++q)
     for (int64_t j = 0; j < p.n; ++j) {
@@ -69,7 +107,7 @@ Operands make(const Problem& p, std::mt19937& rng, bool specials) {
     // One NaN in A (row 0), one Inf in B (column n - 1): row 0 is all NaN,
     // column n - 1 is +-Inf or NaN (Inf * 0 is impossible: no zero values).
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    o.a[0] = nan, o.a16[0] = bp::bfloat16_from_float(nan).bits, o.a32[0] = nan;
+    o.a[0] = nan, (*o.a16)[0] = bp::bfloat16_from_float(nan).bits, (*o.a32)[0] = nan;
     const int64_t q = p.k - 1, j = p.n - 1, at = p.b_transposed ? j * p.k + q : q * p.n + j;
     o.b[q * p.n + j] = inf, o.b16[at] = bp::bfloat16_from_float(inf).bits, o.b32[at] = inf;
   }
@@ -118,11 +156,11 @@ void run(GemmIsa isa, bool bf16, const Problem& p, bool specials, uint32_t seed)
   const int64_t b_rs = p.b_transposed ? 1 : p.n, b_cs = p.b_transposed ? p.k : 1;
   std::vector<double> got(p.m * p.n);
   if (!bf16) {
-    kc::gemm_f32(isa, {o.a32.data(), p.m, p.k, o.lda, 1}, {o.b32.data(), p.k, p.n, b_rs, b_cs}, vc, p.alpha, p.beta);
+    kc::gemm_f32(isa, {o.a32->data(), p.m, p.k, o.lda, 1}, {o.b32.data(), p.k, p.n, b_rs, b_cs}, vc, p.alpha, p.beta);
     for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = c[e];
     return check(p, o, got, "fp32");
   }
-  const kc::MatView<const uint16_t> va{o.a16.data(), p.m, p.k, o.lda, 1}, vb{o.b16.data(), p.k, p.n, b_rs, b_cs};
+  const kc::MatView<const uint16_t> va{o.a16->data(), p.m, p.k, o.lda, 1}, vb{o.b16.data(), p.k, p.n, b_rs, b_cs};
   // Once into C, once rounded into a bf16 output (its row stride padded).
   kc::gemm_bf16(isa, va, vb, vc, p.alpha, p.beta);
   for (int64_t e = 0; e < p.m * p.n; ++e) got[e] = c[e];

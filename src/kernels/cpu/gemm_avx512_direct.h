@@ -251,10 +251,9 @@ void direct_tile_out16(int64_t k, const void* a, const void* b, int64_t rs_b, co
 // PackedStep's layout) or read in place (rs_b elements between rows,
 // DirectStep); the tile written to C, or rounded by Round into out when out
 // is set (the last k block of a 16-bit product).
-template <class Acc, int MR, int NV, class PackedStep, class DirectStep, class Round>
-void rows_a_tile(int64_t k, const void* a, int64_t rs_a, const void* b, int64_t rs_b, Acc* c, int64_t rs_c,
-                 int64_t cs_c, int m, int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
-  const RowsA<kLane<Acc, PackedStep>> rows{static_cast<const char*>(a), rs_a};
+template <class Acc, int MR, int NV, class PackedStep, class DirectStep, class Round, class ASrc>
+void rows_a_tile_from(int64_t k, ASrc rows, const void* b, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
+                      int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
   if constexpr (!std::is_void_v<Round>) {
     if (out != nullptr) {
       if (rs_b == 0) return micro_tile_any<Acc, MR, NV, PackedStep, Round>(k, rows, b, c, rs_c, 1, m, n, alpha, beta,
@@ -265,6 +264,19 @@ void rows_a_tile(int64_t k, const void* a, int64_t rs_a, const void* b, int64_t 
   }
   if (rs_b == 0) return micro_tile_any<Acc, MR, NV, PackedStep>(k, rows, b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
   direct_tile_any<Acc, MR, NV, DirectStep>(k, rows, b, rs_b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+}
+
+template <class Acc, int MR, int NV, class PackedStep, class DirectStep, class Round>
+void rows_a_tile(int64_t k, const void* a, int64_t rs_a, const void* b, int64_t rs_b, Acc* c, int64_t rs_c,
+                 int64_t cs_c, int m, int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
+  constexpr int lane = kLane<Acc, PackedStep>;
+  const char* const p = static_cast<const char*>(a);
+  // A tile higher than m would read rows past the matrix: clamp them (RowsA).
+  if (tile_rows<MR>(m) == m)
+    return rows_a_tile_from<Acc, MR, NV, PackedStep, DirectStep, Round>(
+        k, RowsA<lane>{p, rs_a}, b, rs_b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
+  rows_a_tile_from<Acc, MR, NV, PackedStep, DirectStep, Round>(k, RowsA<lane, true>{p, rs_a, m - 1}, b, rs_b, c, rs_c,
+                                                               cs_c, m, n, alpha, beta, out, rs_out);
 }
 
 }  // namespace

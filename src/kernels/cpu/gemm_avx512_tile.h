@@ -102,12 +102,16 @@ struct PackedA {
 // A read in place: row-major (k contiguous), rows rs bytes apart, so one k
 // unit of a row (an fp32, an f64, a bf16 pair) is Lane contiguous bytes.
 // Its rows stream sequentially, which the hardware prefetchers follow.
-template <int Lane>
+// A tile is 2, 4, 8 or MR rows high (by_rows); with fewer rows than that
+// (Clamp), rows past `last` would be past the matrix (a packed strip has
+// zeros there), so they re-read row `last`; the tile never writes them.
+template <int Lane, bool Clamp = false>
 struct RowsA {
   static constexpr bool kRows = true;
   const char* p;
   int64_t rs;
-  const char* row(int i) const { return p + i * rs; }
+  int last = 0;
+  const char* row(int i) const { return p + (Clamp && i > last ? last : i) * rs; }
   void next() { p += Lane; }
   void prefetch() const {}
 };
@@ -262,6 +266,12 @@ inline void micro_tile_cols(int64_t k, ASrc a, const void* b_v, Acc* c, int64_t 
     }
   }
   TileSink<Acc, ROWS, NV, Round>{c, rs_c, cs_c, out, rs_out}(acc, m, n, alpha, beta);
+}
+
+// The tile height by_rows (below) picks for m rows.
+template <int MR>
+constexpr int tile_rows(int m) {
+  return m <= 2 && MR > 2 ? 2 : m <= 4 && MR > 4 ? 4 : m <= 8 && MR > 8 ? 8 : MR;
 }
 
 // Calls Tile<ROWS> with the fewest rows (of MR, 8, 4, 2) that cover m: the
