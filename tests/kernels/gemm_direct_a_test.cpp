@@ -135,8 +135,12 @@ void check(const Problem& p, const Operands& o, const std::vector<double>& got, 
       if (std::isnan(want) || std::isinf(want)) {
         ok = std::isnan(want) ? std::isnan(g) : g == want;
       } else {
-        double bound = (p.k + 4) * std::ldexp(1.0, -24) * (std::fabs(p.alpha) * mag + std::fabs(beta_term)) + 1e-30;
-        if (std::string(what) == "bf16 out") bound += std::fabs(want) * std::ldexp(1.0, -8);
+        // Absolute floors: half the spacing of fp32's / bf16's subnormals
+        // (products scaled into that range must not be flushed to zero).
+        const bool rounded = std::string(what) == "bf16 out";
+        double bound = (p.k + 4) * std::ldexp(1.0, -24) * (std::fabs(p.alpha) * mag + std::fabs(beta_term)) +
+                       std::ldexp(1.0, rounded ? -134 : -150);
+        if (rounded) bound += std::fabs(want) * std::ldexp(1.0, -8);
         ok = std::fabs(g - want) <= bound;
       }
       if (!ok) {
@@ -212,7 +216,7 @@ TEST(GemmDirectA, MatchesTheOracleAroundEveryEdge) {
   }
 }
 
-TEST(GemmDirectA, NanAndInfPropagate) {
+TEST(GemmDirectA, NanInfAndSubnormals) {
   ThreadScope one(1);
   uint32_t seed = 100;
   for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
@@ -222,6 +226,10 @@ TEST(GemmDirectA, NanAndInfPropagate) {
       for (const Problem& p : {Problem{16, 16, 16, false, 1, 0}, Problem{17, 33, 65, false, 1, 1},
                                Problem{64, 64, 64, true, 2, 0}, Problem{3, 100, 7, false, 1, 0}})
         run(isa, bf16, p, true, seed++);
+      // Subnormal products: the bf16 rounding must not flush them.
+      for (const float alpha : {1e-39f, 3e-41f})
+        for (const Problem& p : {Problem{16, 16, 16, false, alpha, 0}, Problem{29, 64, 33, true, alpha, 0}})
+          run(isa, bf16, p, false, seed++);
     }
   }
 }
