@@ -249,3 +249,78 @@ TEST(GemmDirectA, TwoThreadsAndABatchOfSmallProducts) {
 }
 
 }  // namespace
+
+namespace {
+
+// Note [GEMM pre-packed A]: gemm_bf16_pack_a + gemm_bf16_packed against the
+// float64 oracle, A row- or column-major (attention's keys and transposed
+// values), one and several A blocks (m past MC = 336), k up to KC, B read in
+// place or packed (row- / column-major), beta 0 and 1, into C and rounded.
+void run_packed(GemmIsa isa, int64_t m, int64_t n, int64_t k, bool a_col, bool b_col, float beta, bool out16,
+                uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const auto bf = [&] { return bp::bfloat16_from_float(dist(rng)).bits; };
+  std::vector<uint16_t> a(m * k), b(k * n);
+  for (auto& x : a) x = bf();
+  for (auto& x : b) x = bf();
+  std::vector<float> c0(m * n);
+  for (auto& x : c0) x = dist(rng);
+  const int64_t a_rs = a_col ? 1 : k, a_cs = a_col ? m : 1, b_rs = b_col ? 1 : n, b_cs = b_col ? k : 1;
+  const std::size_t bytes = kc::gemm_bf16_packed_a_bytes(isa, m, k);
+  ASSERT_GT(bytes, 0u) << m << "x" << k;
+  std::vector<char> packed(bytes + 64);
+  kc::gemm_bf16_pack_a(isa, {a.data(), m, k, a_rs, a_cs}, packed.data());
+  std::vector<float> c = c0;
+  if (beta == 0) std::fill(c.begin(), c.end(), static_cast<float>(kNaN));
+  std::vector<uint16_t> out(m * n, 0x7FC1);
+  const bool rounded = kc::gemm_bf16_packed(isa, packed.data(), m, k, {b.data(), k, n, b_rs, b_cs},
+                                            {c.data(), m, n, n, 1}, 0.75f, beta,
+                                            out16 ? kc::Out16{out.data(), n} : kc::Out16{});
+  const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                           (a_col ? " A col" : " A row") + (b_col ? " B col" : " B row") + " beta " +
+                           std::to_string(beta) + (out16 ? " out16" : "");
+  int bad = 0;
+  for (int64_t i = 0; i < m && bad < 5; ++i)
+    for (int64_t j = 0; j < n && bad < 5; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        const double x = double(bp::bfloat16_bits_to_float(a[i * a_rs + q * a_cs])) *
+                         bp::bfloat16_bits_to_float(b[q * b_rs + j * b_cs]);
+        s += x, mag += std::fabs(x);
+      }
+      const double beta_term = beta == 0 ? 0.0 : beta * double(c0[i * n + j]);
+      const double want = 0.75 * s + beta_term;
+      double bound = (k + 4) * std::ldexp(1.0, -24) * (0.75 * mag + std::fabs(beta_term)) + 1e-30;
+      double got = c[i * n + j];
+      if (out16 && rounded) {
+        got = bp::bfloat16_bits_to_float(out[i * n + j]);
+        bound += std::fabs(want) * std::ldexp(1.0, -8);
+      }
+      if (!(std::fabs(got - want) <= bound)) {
+        ++bad;
+        ADD_FAILURE() << kc::gemm_isa_name(isa) << " " << what << " at (" << i << ", " << j << "): got " << got
+                      << ", want " << want;
+      }
+    }
+}
+
+TEST(GemmPackedA, MatchesTheOracle) {
+  uint32_t seed = 300;
+  for (const int threads : {1, 2}) {
+    ThreadScope scope(threads);
+    for (const GemmIsa isa : {GemmIsa::generic, GemmIsa::avx512, GemmIsa::avx512_bf16}) {
+      if (!kc::gemm_isa_supported(isa)) continue;
+      for (const int64_t m : {1, 13, 14, 15, 64, 337, 700})
+        for (const int64_t n : {1, 17, 32, 100, 192})
+          for (const int64_t k : {1, 2, 63, 64, 65, 256}) {
+            if (kc::gemm_bf16_packed_a_bytes(isa, m, k) == 0) continue;  // k past this kernel's KC
+            const bool odd = ((m + n + k) & 1) != 0;
+            run_packed(isa, m, n, k, odd, (m + k) % 3 == 0, odd ? 1.0f : 0.0f, (n + k) % 2 == 0, seed++);
+            if (HasFailure()) return;
+          }
+    }
+  }
+}
+
+}  // namespace

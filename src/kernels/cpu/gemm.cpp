@@ -128,6 +128,8 @@ struct Problem {
   int64_t out16_rs = 0;
   void (*round16)(GemmIsa, const float*, uint16_t*, int64_t) = nullptr;
   GemmIsa isa = GemmIsa::generic;
+  // Note [GEMM pre-packed A]: A already packed (one k block), or nullptr.
+  const char* a_packed = nullptr;
 };
 
 // C^T = B^T A^T: the same problem with the operands' roles swapped.
@@ -283,7 +285,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   int nt = team_size(p.m, p.n, p.k);
 
   // Small m: B is read in place (Note [GEMM direct B]).
-  const bool direct_a = use_direct_a(kr, p);  // Note [GEMM direct A]
+  const bool direct_a = p.a_packed == nullptr && use_direct_a(kr, p);  // Note [GEMM direct A]
   const bool direct = use_direct_b(kr, p, nt);
   // Balanced blocks: as many blocks as the default size needs, then equal
   // sizes, so no block is a sliver (a 2049 x 2049 problem gets two kc blocks
@@ -318,7 +320,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t strips_per_thread = ceil_div(ceil_div(nc, nr), nt);
   const std::size_t b_bytes =
       direct ? 0 : round_up(split_m ? nc * kc * eb : int64_t{nt} * strips_per_thread * nr * kc * eb, kAlign);
-  const std::size_t a_bytes = direct_a ? 0 : round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
+  const std::size_t a_bytes = direct_a || p.a_packed != nullptr ? 0 : round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
   char* ws = workspace(b_bytes + a_bytes * nt + kAlign);
   ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
   char* const bpack = ws;
@@ -358,8 +360,10 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
         for (int64_t ib = ib0; ib < mb && jr1 > jr0; ib += ib_step) {
           const int64_t ic = ib * mc;
           const int64_t mcur = std::min(mc, p.m - ic);
-          if (!direct_a)
+          if (!direct_a && p.a_packed == nullptr)
             kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
+          // A pre-packed whole (one k block): block ic starts at strip ic / mr.
+          const char* const ablock = p.a_packed != nullptr ? p.a_packed + ic * kpad * eb : apack;
           const int64_t strip_bytes = nr * kpad * eb;
           const int64_t a_strips = ceil_div(mcur, mr);
           const int64_t prefetch_chunk = round_up(ceil_div(strip_bytes, a_strips), 64);
@@ -389,21 +393,21 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
               if constexpr (std::is_same_v<Acc, float>) {
                 uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
                 if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
-                  kr.micro_out16(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
+                  kr.micro_out16(kcur, ablock + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
                                  p.alpha, beta);
                   continue;
                 }
                 if (out != nullptr && direct && kr.direct_out16 != nullptr) {
-                  kr.direct_out16(kcur, apack + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
+                  kr.direct_out16(kcur, ablock + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
                                   mm, nn, p.alpha, beta);
                   continue;
                 }
               }
               if (direct) {
-                kr.direct(kcur, apack + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
+                kr.direct(kcur, ablock + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
                           beta);
               } else {
-                kr.micro(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
+                kr.micro(kcur, ablock + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
               }
               if (last_k && p.out16 != nullptr)
                 round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
@@ -537,6 +541,48 @@ bool gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b
                float beta, Out16 out) {
   return run(*kernel_f32(isa, DType::bf16, "gemm_bf16"),
              with_out16(make_problem("gemm_bf16", a, b, c, alpha, beta), out, isa, &round_f32_to_bf16));
+}
+
+// Note [GEMM pre-packed A]
+// Attention multiplies every key block (and value block) by every query
+// block: packing them as A inside each product packed each one L / q_block
+// times (10% of bf16 flash:cpu at L = 4096, D = 64). These entries pack an
+// A of at most KC columns once, in the layout run_blocked's A blocks have
+// (Note [GEMM packed panels]: strips of MR rows, the A block at row ic
+// starting at strip ic / MR, since MC is a multiple of MR), and multiply
+// it later as often as needed. The problem is run as given (no transposed
+// form, no GEMV or small-problem path: those would need A's source).
+std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k) {
+  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
+  if (k > kr.kc || m <= 0 || k <= 0) return 0;
+  return static_cast<std::size_t>(round_up(m, kr.mr) * round_up(k, kr.k_unit) * kr.elem_bytes);
+}
+
+void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst) {
+  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
+  if (a.cols > kr.kc) throw_runtime("gemm_bf16_pack_a", "k above the kernel's KC: not packable in one block");
+  kr.pack_a(a.data, a.rs, a.cs, a.rows, a.cols, dst);
+}
+
+bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
+                      MatView<float> c, float alpha, float beta, Out16 out) {
+  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_packed");
+  if (b.rows != k || c.rows != m || c.cols != b.cols || k > kr.kc || c.cs != 1)
+    throw_runtime("gemm_bf16_packed", "shape mismatch, k above KC or a column-major C");
+  threads::apply_num_threads_to_this_thread();
+  if (m <= 0 || b.cols <= 0) return false;
+  Problem<float> p = with_out16(
+      make_problem<uint16_t, float>("gemm_bf16_packed", {nullptr, m, k, k, 1}, b, c, alpha, beta), out, isa,
+      &round_f32_to_bf16);
+  p.a_packed = static_cast<const char*>(packed_a);
+  if (k <= 0 || alpha == 0.0f) {
+    p.out16 = nullptr;
+    scale_c(p);
+    return false;
+  }
+  if (p.out16 == nullptr) p.round16 = nullptr;
+  run_blocked(kr, p);
+  return p.round16 != nullptr;
 }
 
 bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
