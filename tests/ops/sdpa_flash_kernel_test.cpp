@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backplane/dtype.h"
+#include "backplane/runtime.h"
 #include "kernels/cpu/attention_flash.h"
 
 namespace bp::kernels::cpu {
@@ -304,6 +305,72 @@ TEST(FlashKernel, HalfTypesAtTileEdges) {
             check_half(elem, L, S, causal, true, S > 2, isa);
           }
     }
+}
+
+
+// Note [Packed key and value panels]: bf16 with several batch entries (a
+// thread's packed panels must follow its entry), the value head transposed
+// in memory (Vᵀ packed from a column-major view), small odd tiles (several
+// query blocks per entry, odd key blocks, the causal diagonal block shorter
+// than the packed one), one and two threads, against the fp64 oracle on the
+// bf16 inputs.
+void check_bf16_batch(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, GemmIsa isa) {
+  const int64_t E = 24, Ev = 40, batch = 3;
+  std::mt19937 rng(static_cast<uint32_t>(L * 31 + S));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) {
+    std::vector<float> t(static_cast<std::size_t>(n));
+    bits.resize(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) bits[i] = bfloat16_bits_from_double(nd(rng)), t[i] = bfloat16_bits_to_float(bits[i]);
+    return t;
+  };
+  std::vector<uint16_t> qh, kh, vh;
+  const std::vector<float> q = fill(batch * L * E, qh), k = fill(batch * S * E, kh), v = fill(batch * S * Ev, vh);
+  // V stored per entry as Ev x S (column-major S x Ev view).
+  std::vector<uint16_t> vt(vh.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < S; ++j)
+      for (int64_t e = 0; e < Ev; ++e) vt[b * S * Ev + e * S + j] = vh[b * S * Ev + j * Ev + e];
+  std::vector<uint16_t> out(static_cast<std::size_t>(batch * L * Ev), 0x1234);
+  FlashAttention a;
+  a.elem = DType::bf16;
+  a.batch = batch, a.L = L, a.S = S, a.E = E, a.Ev = Ev;
+  a.q.data = qh.data(), a.k.data = kh.data(), a.v.data = vt.data(), a.out = out.data();
+  a.q.rs = E, a.k.rs = E, a.v.rs = 1, a.v.cs = S, a.out_rs = Ev;
+  for (int64_t b = 0; b < batch; ++b) {
+    a.q.off.push_back(b * L * E), a.k.off.push_back(b * S * E), a.v.off.push_back(b * S * Ev);
+    a.out_off.push_back(b * L * Ev);
+  }
+  a.scale = 0.3, a.causal = causal, a.isa = isa, a.q_block = qb, a.kv_block = kb;
+  flash_attention(a);
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<float> qb_(q.begin() + b * L * E, q.begin() + (b + 1) * L * E);
+    const std::vector<float> kb_(k.begin() + b * S * E, k.begin() + (b + 1) * S * E);
+    const std::vector<float> vb_(v.begin() + b * S * Ev, v.begin() + (b + 1) * S * Ev);
+    const std::vector<double> ref = oracle(qb_, kb_, vb_, {}, L, S, E, Ev, 0.3, causal);
+    double err = 0;
+    for (int64_t i = 0; i < L * Ev; ++i)
+      err = std::max(err, std::abs(double(bfloat16_bits_to_float(out[b * L * Ev + i])) - ref[i]));
+    EXPECT_LT(err, 2.5e-2) << "L=" << L << " S=" << S << " blocks " << qb << "x" << kb << " causal=" << causal
+                           << " isa=" << gemm_isa_name(isa) << " batch " << b;
+  }
+}
+
+TEST(FlashKernel, Bf16PackedPanelsAcrossEntriesAndThreads) {
+  std::vector<GemmIsa> isas = {GemmIsa::generic};
+  if (flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512);
+  if (gemm_isa_supported(GemmIsa::avx512_bf16) && flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512_bf16);
+  const int saved = bp::get_num_threads();
+  for (int threads : {1, 2}) {
+    bp::set_num_threads(threads);
+    for (GemmIsa isa : isas)
+      for (bool causal : {false, true}) {
+        check_bf16_batch(400, 500, 64, 96, causal, isa);   // many query blocks, 6 key blocks (last one short)
+        check_bf16_batch(193, 385, 192, 384, causal, isa);  // the default tile's edges
+        check_bf16_batch(130, 77, 48, 33, causal, isa);     // odd key blocks (an odd k for Vᵀ·P)
+      }
+  }
+  bp::set_num_threads(saved);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "backplane/dtype.h"
 #include "backplane/tensor.h"
@@ -185,6 +186,55 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // back into the transposed problem.)
 constexpr int64_t kFewQueries = 48;
 
+// Note [Packed key and value panels]
+// The bf16 GEMMs take each key block (Sᵀ = K·Qᵀ) and value block (Oᵀ +=
+// Vᵀ·P) as their A operand, which they pack for every product: every block
+// was packed once per query block (10% of the time at L = 4096, D = 64, the
+// Vᵀ pack a strided gather). Instead a thread packs all key and value
+// blocks of its batch entry once (gemm_bf16_pack_a, Note [GEMM pre-packed
+// A] in gemm.cpp) and multiplies the panels for each of its query blocks;
+// tasks of one entry are consecutive, so a thread packs an entry about
+// once. A causal diagonal block shorter than the packed one takes the
+// unpacked path. Only with several query blocks per entry and not for few
+// queries (Note [Few-query P·V]), where each block is used once anyway.
+struct PackedKV {
+  Buf<uint16_t> buf;
+  std::vector<std::size_t> k_off, v_off;  // byte offsets of each key block's panels
+  int64_t entry = -1;                     // the batch entry packed; -1: none
+};
+
+// Packs entry n's key blocks (nk x E as A) and value blocks (Vᵀ: Ev x nk);
+// false when the kernel cannot take a block in one k block (KC).
+bool pack_kv(const FlashAttention& a, int64_t n, PackedKV& pk) {
+  const uint16_t* k = static_cast<const uint16_t*>(a.k.data) + a.k.off[n];
+  const uint16_t* v = static_cast<const uint16_t*>(a.v.data) + a.v.off[n];
+  const auto align = [](std::size_t x) { return (x + 63) / 64 * 64; };
+  pk.k_off.clear(), pk.v_off.clear();
+  std::size_t total = 0;
+  for (int64_t j0 = 0; j0 < a.S; j0 += a.kv_block) {
+    const int64_t nk = std::min(a.kv_block, a.S - j0);
+    const std::size_t kb = gemm_bf16_packed_a_bytes(a.isa, nk, a.E), vb = gemm_bf16_packed_a_bytes(a.isa, a.Ev, nk);
+    if (kb == 0 || vb == 0) return false;
+    pk.k_off.push_back(total), total += align(kb);
+    pk.v_off.push_back(total), total += align(vb);
+  }
+  pk.buf.resize(total / sizeof(uint16_t) + 32);
+  char* base = reinterpret_cast<char*>(pk.buf.data());
+  base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
+  for (std::size_t b = 0; b < pk.k_off.size(); ++b) {
+    const int64_t j0 = static_cast<int64_t>(b) * a.kv_block, nk = std::min(a.kv_block, a.S - j0);
+    gemm_bf16_pack_a(a.isa, {k + j0 * a.k.rs, nk, a.E, a.k.rs, a.k.cs}, base + pk.k_off[b]);
+    gemm_bf16_pack_a(a.isa, {v + j0 * a.v.rs, a.Ev, nk, a.v.cs, a.v.rs}, base + pk.v_off[b]);
+  }
+  pk.entry = n;
+  return true;
+}
+
+const char* packed_base(PackedKV& pk) {
+  char* base = reinterpret_cast<char*>(pk.buf.data());
+  return base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
+}
+
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -197,7 +247,7 @@ constexpr int64_t kFewQueries = 48;
 template <DType kElem, class Acc>
 void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Buf<Acc>& sbuf,
               Buf<Acc>& obuf, Buf<Acc>& kbuf, Buf<Acc>& vbuf, Buf<Acc>& m,
-              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf, Buf<uint16_t>& qtbuf) {
+              Buf<Acc>& l, Buf<Acc>& corr, Buf<uint16_t>& pbuf, Buf<uint16_t>& qtbuf, PackedKV& pk) {
   using T = typename Elem<kElem>::T;
   // bf16 inputs stay bf16; f16 scores are read in place too (Note [bf16 flash]).
   constexpr bool kBf16 = kElem == DType::bf16;
@@ -237,12 +287,26 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
 
   // Few queries (Note [Few-query P·V]): O is kept row-major (nq x Ev).
   const bool few = nq < kFewQueries;
+  // Note [Packed key and value panels]
+  bool packed = false;
+  if constexpr (kBf16) {
+    if (!few && a.L > a.q_block) {
+      if (pk.entry != n && !pack_kv(a, n, pk)) pk.entry = -1;
+      packed = pk.entry == n;
+    }
+  }
   const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
   for (int64_t j0 = 0; j0 < kv_end; j0 += a.kv_block) {
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
     sbuf.resize(static_cast<std::size_t>(nk * nq));
     Acc* st = sbuf.data();
-    if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
+    // The packed panels of this key block, when it has its full packed length.
+    const int64_t kv_index = j0 / a.kv_block;
+    const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
+    if (use_packed) {
+      gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], nk, E, {reinterpret_cast<const uint16_t*>(qtbuf.data()), E, nq, nq, 1},
+                       {reinterpret_cast<float*>(st), nk, nq, nq, 1}, static_cast<float>(scale), 0.0f);
+    } else if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
       auto* half_gemm = kBf16 ? &gemm_bf16 : &gemm_f16;
       half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {qtbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1},
                 scale, 0.0f, {});
@@ -281,7 +345,10 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     // few queries, O += P·V with P the transposed block read in place.
     if constexpr (kBf16) {  // P rounded to bf16, V read in place
       const uint16_t* pb = pbuf.data();
-      if (few)
+      if (use_packed)
+        gemm_bf16_packed(a.isa, packed_base(pk) + pk.v_off[kv_index], Ev, nk, {pb, nk, nq, nq, 1},
+                         {reinterpret_cast<float*>(obuf.data()), Ev, nq, nq, 1}, 1.0f, 1.0f);
+      else if (few)
         gemm_bf16(a.isa, {pb, nq, nk, 1, nq}, {v + j0 * a.v.rs, nk, Ev, a.v.rs, a.v.cs}, {obuf.data(), nq, Ev, Ev, 1},
                   1.0f, 1.0f);
       else
@@ -320,10 +387,11 @@ void run_all(const FlashAttention& a) {
   {
     Buf<Acc> qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr;  // per thread
     Buf<uint16_t> pbuf, qtbuf;
+    PackedKV pk;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < tasks; ++t)
       run_task<kElem, Acc>(a, t / q_blocks, (t % q_blocks) * a.q_block, qbuf, sbuf, obuf, kbuf, vbuf, m, l, corr,
-                           pbuf, qtbuf);
+                           pbuf, qtbuf, pk);
   }
 }
 

@@ -128,6 +128,8 @@ struct Problem {
   int64_t out16_rs = 0;
   void (*round16)(GemmIsa, const float*, uint16_t*, int64_t) = nullptr;
   GemmIsa isa = GemmIsa::generic;
+  // Note [GEMM pre-packed A]: A already packed (one k block), or nullptr.
+  const char* a_packed = nullptr;
 };
 
 // C^T = B^T A^T: the same problem with the operands' roles swapped.
@@ -230,6 +232,23 @@ bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
   return strips <= (kr.k_unit == 2 ? kDirectFarStripsPairs : kDirectFarStrips);
 }
 
+// Note [GEMM direct A]
+// A packed A block is read once per B strip: with few strips (n up to
+// kDirectAMaxStrips * NR) packing it costs about as much as the multiply
+// does with it: 11% of a batch of 64 bf16 64 x 64 x 64 products. Kernels
+// that can (GemmKernel::rows_a) then read a row-major A in place: one k unit
+// of a row (an fp32, or a bf16 pair, adjacent in a row-major source) is
+// broadcast from the source row as it would be from the strip. Rows further
+// apart than kDirectNearRowBytes keep the packed strips, for the reason
+// given in Note [GEMM direct B] (strided rows falling into one L1 set).
+constexpr int64_t kDirectAMaxStrips = 4;
+
+template <class Acc>
+bool use_direct_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  return kr.rows_a != nullptr && p.a_cs == 1 && p.a_rs * p.src_bytes <= kDirectNearRowBytes &&
+         ceil_div(p.n, kr.nr) <= kDirectAMaxStrips;
+}
+
 // Note [GEMM next strip prefetch]
 // A packed B block (kc x nc, 2 MiB of bf16 at 2048 columns) outgrows L2, so
 // each B strip comes from L3 the first time an A strip meets it; the
@@ -266,6 +285,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   int nt = team_size(p.m, p.n, p.k);
 
   // Small m: B is read in place (Note [GEMM direct B]).
+  const bool direct_a = p.a_packed == nullptr && use_direct_a(kr, p);  // Note [GEMM direct A]
   const bool direct = use_direct_b(kr, p, nt);
   // Balanced blocks: as many blocks as the default size needs, then equal
   // sizes, so no block is a sliver (a 2049 x 2049 problem gets two kc blocks
@@ -300,7 +320,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t strips_per_thread = ceil_div(ceil_div(nc, nr), nt);
   const std::size_t b_bytes =
       direct ? 0 : round_up(split_m ? nc * kc * eb : int64_t{nt} * strips_per_thread * nr * kc * eb, kAlign);
-  const std::size_t a_bytes = round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
+  const std::size_t a_bytes = direct_a || p.a_packed != nullptr ? 0 : round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
   char* ws = workspace(b_bytes + a_bytes * nt + kAlign);
   ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
   char* const bpack = ws;
@@ -340,7 +360,10 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
         for (int64_t ib = ib0; ib < mb && jr1 > jr0; ib += ib_step) {
           const int64_t ic = ib * mc;
           const int64_t mcur = std::min(mc, p.m - ic);
-          kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
+          if (!direct_a && p.a_packed == nullptr)
+            kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
+          // A pre-packed whole (one k block): block ic starts at strip ic / mr.
+          const char* const ablock = p.a_packed != nullptr ? p.a_packed + ic * kpad * eb : apack;
           const int64_t strip_bytes = nr * kpad * eb;
           const int64_t a_strips = ceil_div(mcur, mr);
           const int64_t prefetch_chunk = round_up(ceil_div(strip_bytes, a_strips), 64);
@@ -357,24 +380,34 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
             for (int64_t i = 0; i < mcur; i += mr) {
               const int mm = static_cast<int>(std::min(mr, mcur - i));
               if (!direct) prefetch_slice(bnext, i / mr * prefetch_chunk, prefetch_chunk, strip_bytes);
+              if (direct_a) {
+                uint16_t* const out = last_k && p.out16 != nullptr && std::is_same_v<Acc, float>
+                                          ? p.out16 + (ic + i) * p.out16_rs + jc + j
+                                          : nullptr;
+                kr.rows_a(kcur, p.a + ((ic + i) * p.a_rs + pc) * p.src_bytes, p.a_rs * p.src_bytes,
+                          direct ? static_cast<const void*>(bsrc) : bs, direct ? p.b_rs : 0, cj + i * p.c_rs, p.c_rs,
+                          p.c_cs, mm, nn, p.alpha, beta, out, p.out16_rs);
+                // A kernel without a rounding epilogue (fp32 sources) never gets out.
+                continue;
+              }
               if constexpr (std::is_same_v<Acc, float>) {
                 uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
                 if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
-                  kr.micro_out16(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
+                  kr.micro_out16(kcur, ablock + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
                                  p.alpha, beta);
                   continue;
                 }
                 if (out != nullptr && direct && kr.direct_out16 != nullptr) {
-                  kr.direct_out16(kcur, apack + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
+                  kr.direct_out16(kcur, ablock + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
                                   mm, nn, p.alpha, beta);
                   continue;
                 }
               }
               if (direct) {
-                kr.direct(kcur, apack + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
+                kr.direct(kcur, ablock + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
                           beta);
               } else {
-                kr.micro(kcur, apack + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
+                kr.micro(kcur, ablock + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
               }
               if (last_k && p.out16 != nullptr)
                 round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
@@ -408,6 +441,32 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
 #endif
 }
 
+// Note [GEMM small problems]
+// A problem of one block (m <= MC, k <= KC, n within kDirectAMaxStrips B
+// strips) whose A and B are both read in place (Notes [GEMM direct A] and
+// [GEMM direct B]) on one thread needs no workspace, no blocking and no
+// thread team: just the tiles. Batches of small products (64 of 64 x 64 x
+// 64, 256 of 16 x 16 x 16: attention heads, RNN steps) pay run_blocked's
+// set-up, a dozen 64-bit divisions and the workspace lookup, per entry:
+// a third of the time at 16^3.
+template <class Acc>
+bool run_small(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  if (p.m > kr.mc || p.k > kr.kc || !use_direct_a(kr, p) || kr.direct == nullptr || p.b_cs != 1 ||
+      p.b_rs * p.src_bytes > kDirectNearRowBytes || team_size(p.m, p.n, p.k) > 1)
+    return false;
+  const int64_t sb = p.src_bytes;
+  for (int64_t j = 0; j < p.n; j += kr.nr) {
+    const int nn = static_cast<int>(std::min<int64_t>(kr.nr, p.n - j));
+    for (int64_t i = 0; i < p.m; i += kr.mr) {
+      const int mm = static_cast<int>(std::min<int64_t>(kr.mr, p.m - i));
+      uint16_t* const out = p.out16 != nullptr ? p.out16 + i * p.out16_rs + j : nullptr;
+      kr.rows_a(p.k, p.a + i * p.a_rs * sb, p.a_rs * sb, p.b + j * sb, p.b_rs, p.c + i * p.c_rs + j * p.c_cs, p.c_rs,
+                p.c_cs, mm, nn, p.alpha, p.beta, out, p.out16_rs);
+    }
+  }
+  return true;
+}
+
 // Returns whether C was also rounded into p.out16 (Note [GEMM rounding epilogue]).
 template <class Acc>
 bool run(const GemmKernel<Acc>& kr, Problem<Acc> p) {
@@ -427,7 +486,7 @@ bool run(const GemmKernel<Acc>& kr, Problem<Acc> p) {
   if (p.c_cs != 1 && p.c_rs == 1) p = transposed(p);
   if (p.c_cs != 1) p.out16 = nullptr;  // the epilogue rounds rows
   if (p.out16 == nullptr) p.round16 = nullptr;
-  run_blocked(kr, p);
+  if (!run_small(kr, p)) run_blocked(kr, p);
   return p.round16 != nullptr;
 }
 
@@ -482,6 +541,48 @@ bool gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b
                float beta, Out16 out) {
   return run(*kernel_f32(isa, DType::bf16, "gemm_bf16"),
              with_out16(make_problem("gemm_bf16", a, b, c, alpha, beta), out, isa, &round_f32_to_bf16));
+}
+
+// Note [GEMM pre-packed A]
+// Attention multiplies every key block (and value block) by every query
+// block: packing them as A inside each product packed each one L / q_block
+// times (10% of bf16 flash:cpu at L = 4096, D = 64). These entries pack an
+// A of at most KC columns once, in the layout run_blocked's A blocks have
+// (Note [GEMM packed panels]: strips of MR rows, the A block at row ic
+// starting at strip ic / MR, since MC is a multiple of MR), and multiply
+// it later as often as needed. The problem is run as given (no transposed
+// form, no GEMV or small-problem path: those would need A's source).
+std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k) {
+  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
+  if (k > kr.kc || m <= 0 || k <= 0) return 0;
+  return static_cast<std::size_t>(round_up(m, kr.mr) * round_up(k, kr.k_unit) * kr.elem_bytes);
+}
+
+void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst) {
+  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
+  if (a.cols > kr.kc) throw_runtime("gemm_bf16_pack_a", "k above the kernel's KC: not packable in one block");
+  kr.pack_a(a.data, a.rs, a.cs, a.rows, a.cols, dst);
+}
+
+bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
+                      MatView<float> c, float alpha, float beta, Out16 out) {
+  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_packed");
+  if (b.rows != k || c.rows != m || c.cols != b.cols || k > kr.kc || c.cs != 1)
+    throw_runtime("gemm_bf16_packed", "shape mismatch, k above KC or a column-major C");
+  threads::apply_num_threads_to_this_thread();
+  if (m <= 0 || b.cols <= 0) return false;
+  Problem<float> p = with_out16(
+      make_problem<uint16_t, float>("gemm_bf16_packed", {nullptr, m, k, k, 1}, b, c, alpha, beta), out, isa,
+      &round_f32_to_bf16);
+  p.a_packed = static_cast<const char*>(packed_a);
+  if (k <= 0 || alpha == 0.0f) {
+    p.out16 = nullptr;
+    scale_c(p);
+    return false;
+  }
+  if (p.out16 == nullptr) p.round16 = nullptr;
+  run_blocked(kr, p);
+  return p.round16 != nullptr;
 }
 
 bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,

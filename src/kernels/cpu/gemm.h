@@ -14,6 +14,7 @@
 // "medium" fp32 precision path, about 2x the fp32 speed. On bf16 inputs it
 // is the native path. fp16 inputs are widened to fp32 while packing.
 
+#include <cstddef>
 #include <cstdint>
 
 namespace bp::kernels::cpu {
@@ -55,5 +56,16 @@ bool gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b
 // fp16 (raw uint16 bits) in; C in fp32; `out` as gemm_bf16's, in f16.
 bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
               float beta, Out16 out = {});
+
+// A packed once, multiplied many times (Note [GEMM pre-packed A] in
+// gemm.cpp), bf16 only: gemm_bf16_pack_a writes A (m x k, k at most the
+// kernel's KC: 0 bytes from gemm_bf16_packed_a_bytes means not packable) in
+// the kernel's layout into dst (gemm_bf16_packed_a_bytes(isa, m, k) bytes);
+// gemm_bf16_packed then computes as gemm_bf16 with that A (same isa, m and
+// k); C must be row-major.
+std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k);
+void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst);
+bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
+                      MatView<float> c, float alpha, float beta, Out16 out = {});
 
 }  // namespace bp::kernels::cpu

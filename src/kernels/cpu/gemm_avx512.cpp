@@ -69,12 +69,14 @@ constexpr int kMR = 8, kNR = 48;
 // Only fp32 sources get the direct (unpacked B) kernel: bf16 and f16 B must
 // be widened, which packing does once per element.
 // 16-bit sources also round their output in the micro-kernel (Out16).
+// fp32 sources also read row-major A in place (RowsA) where the driver
+// finds that cheaper than packing it (Note [GEMM direct A] in gemm.cpp).
 template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>,
-          DirectKernelFn<float> Direct = nullptr, MicroOut16Fn Out16 = nullptr>
+          DirectKernelFn<float> Direct = nullptr, MicroOut16Fn Out16 = nullptr, RowsAKernelFn<float> RowsA = nullptr>
 constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 384, 4096,
                                        PackA, &pack_lines<kNR, Src, float, Cvt>,
                                        &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>,
-                                       Direct, Out16};
+                                       Direct, Out16, nullptr, RowsA};
 template <class Cvt, class Round>
 constexpr const GemmKernel<float>* half_kernel =
     &f32_kernel<uint16_t, Cvt, &pack_lines<kMR, uint16_t, float, Cvt>, nullptr,
@@ -93,7 +95,8 @@ constexpr GemmKernel<double> f64_kernel{kMR, kNR64, 1, 8, 168, 256, 2048,
 const GemmKernel<float>* gemm_kernel_f32_avx512(DType src) {
   switch (src) {
     case DType::f32:
-      return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>>;
+      return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>, nullptr,
+                         &rows_a_tile<float, kMR, kNR / 16, FmaStep<float>, FmaDirect<float>, void>>;
     case DType::bf16: return half_kernel<CvtBf16ToF32, RoundToBf16>;
     case DType::f16: return half_kernel<CvtF16ToF32Hw, RoundToF16>;
     default: return nullptr;  // f64 has its own kernel; the other types none

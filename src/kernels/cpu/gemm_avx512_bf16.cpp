@@ -25,9 +25,7 @@ struct Bf16PairStep {
   static constexpr int kUnit = 2;
   static constexpr int lane_bytes = 4;  // a bf16 pair
   static R load_b(const void* b, int v) { return _mm512_load_ps(static_cast<const float*>(b) + v * 16); }
-  static R bcast_a(const void* a, int i) {
-    return _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<const int32_t*>(a)[i]));
-  }
+  static R bcast(const char* p) { return _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const int32_t*>(p))); }
   static R step(R c, R a, R b) { return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b); }
 };
 
@@ -161,12 +159,14 @@ struct CvtF16ToF32Hw {
 constexpr int kMR = 14, kNR = 32;
 // Out16: the rounding epilogue of a 16-bit product (bf16 inputs only; the
 // medium path's output is fp32).
+// RowsA: the tiles reading A in place (native bf16 only: the medium path
+// must round A, which packing does).
 template <class Src, class Cvt, class GemvCvt, PackFn PackB, DirectKernelFn<float> Direct, MicroOut16Fn Out16,
-          DirectOut16Fn DirectOut16>
+          DirectOut16Fn DirectOut16, RowsAKernelFn<float> RowsA>
 constexpr GemmKernel<float> bf16_kernel{kMR, kNR, 2, 2, 336, 1024, 4096,
                                         &pack_a_pairs<Src, Cvt>, PackB,
                                         &micro_tile<float, kMR, kNR / 16, Bf16PairStep>, &gemv_plain<Src, float, GemvCvt>,
-                                        Direct, Out16, DirectOut16};
+                                        Direct, Out16, DirectOut16, RowsA};
 constexpr GemmKernel<float> f16_kernel{kMR, kNR, 1, 4, 336, 256, 4096,
                                        &pack_lines<kMR, uint16_t, float, CvtF16ToF32Hw>,
                                        &pack_lines<kNR, uint16_t, float, CvtF16ToF32Hw>,
@@ -182,12 +182,13 @@ const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src) {
     // The medium path has no direct kernel: its B must be rounded to bf16,
     // which packing does once per element.
     case DType::f32:
-      return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr, nullptr, nullptr>;
+      return &bf16_kernel<float, CvtF32ToBf16, CvtRoundBf16, &pack_b_f32_pairs, nullptr, nullptr, nullptr, nullptr>;
     case DType::bf16:
       return &bf16_kernel<uint16_t, CvtBf16Same, CvtBf16ToF32, &pack_b_bf16_pairs,
                           &direct_tile<float, kMR, kNR / 16, Bf16PairDirect>,
                           &micro_tile_out16<kMR, kNR / 16, Bf16PairStep, RoundToBf16>,
-                          &direct_tile_out16<kMR, kNR / 16, Bf16PairDirect, RoundToBf16>>;
+                          &direct_tile_out16<kMR, kNR / 16, Bf16PairDirect, RoundToBf16>,
+                          &rows_a_tile<float, kMR, kNR / 16, Bf16PairStep, Bf16PairDirect, RoundToBf16>>;
     case DType::f16: return &f16_kernel;
     default: return nullptr;  // f64 has its own kernel; the other types none
   }

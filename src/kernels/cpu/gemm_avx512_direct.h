@@ -13,12 +13,18 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
+#include <type_traits>
 
 #include "kernels/cpu/gemm_avx512_tile.h"
 
 namespace bp::kernels::cpu::detail {
 namespace {
+
+// The bytes of one k unit of an A row: an fp32 or f64 value, or a bf16 pair.
+template <class Acc, class Step>
+constexpr int kLane = Step::kUnit == 2 ? 4 : static_cast<int>(sizeof(Acc));
 
 // How far ahead (in k steps) the B rows are prefetched. A tile takes ~25
 // cycles per k step, so 16 steps cover a DRAM miss on the first A strip of
@@ -73,23 +79,35 @@ struct FmaDirect {
 struct Bf16PairDirect {
   using R = __m512;
   static constexpr int kUnit = 2;
-  static constexpr bool kNarrowable = false;  // one row of 32 bf16 is one vector: always both
+  // n <= 16 (a batch of 16 x 16 products) takes a one-vector tile: the two
+  // rows' 16 columns are interleaved by one vpermt2w, in column order.
+  static constexpr bool kNarrowable = true;
   static __m512i row(const char* b, int n, bool masked) {
     return masked ? _mm512_maskz_loadu_epi16(n >= 32 ? ~0u : (1u << n) - 1, b) : _mm512_loadu_si512(b);
   }
-  template <int NV, bool Masked>
-  static void load(const char* b, int64_t rs, int n, R (&bv)[NV]) {
-    static_assert(NV == 2);
-    const __m512i r0 = row(b, n, Masked), r1 = row(b + rs, n, Masked);
+  static void interleave(__m512i r0, __m512i r1, R (&bv)[2]) {
     bv[0] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(r0, r1));
     bv[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(r0, r1));
+  }
+  static void interleave(__m512i r0, __m512i r1, R (&bv)[1]) {
+    const __m512i idx = _mm512_setr_epi32(0x200000, 0x210001, 0x220002, 0x230003, 0x240004, 0x250005, 0x260006,
+                                          0x270007, 0x280008, 0x290009, 0x2a000a, 0x2b000b, 0x2c000c, 0x2d000d,
+                                          0x2e000e, 0x2f000f);  // word pairs (j, 32 + j), j = 0..15
+    bv[0] = _mm512_castsi512_ps(_mm512_permutex2var_epi16(r0, idx, r1));
+  }
+  template <int NV, bool Masked>
+  static void load(const char* b, int64_t rs, int n, R (&bv)[NV]) {
+    static_assert(NV == 1 || NV == 2);
+    // One vector's tile reads 16 columns (masked below 16), never past them.
+    const bool masked = Masked || NV == 1;
+    const int cols = NV == 1 ? std::min(n, 16) : n;
+    interleave(row(b, cols, masked), row(b + rs, cols, masked), bv);
   }
   // An odd k: the last unit's second row is zero (not read: it is past k).
   template <int NV, bool Masked>
   static void load_last(const char* b, int n, R (&bv)[NV]) {
-    const __m512i r0 = row(b, n, Masked), r1 = _mm512_setzero_si512();
-    bv[0] = _mm512_castsi512_ps(_mm512_unpacklo_epi16(r0, r1));
-    bv[1] = _mm512_castsi512_ps(_mm512_unpackhi_epi16(r0, r1));
+    const bool masked = Masked || NV == 1;
+    interleave(row(b, NV == 1 ? std::min(n, 16) : n, masked), _mm512_setzero_si512(), bv);
   }
   template <int NV>
   static void prefetch(const char* b, int64_t rs) {
@@ -109,50 +127,40 @@ struct Bf16PairDirect {
   }
 };
 
-// ROWS rows (of an A strip packed MR wide) x NV vectors, B read in place:
-// `k` source rows at byte stride rs, n columns. Masked: n < NV vectors' worth.
+// ROWS rows x NV vectors, A from an A source (PackedA or RowsA in
+// gemm_avx512_tile.h), B read in place: `k` source rows at byte stride rs,
+// n columns. Masked: n < NV vectors' worth.
 // noinline: each variant is its own function, as for the packed tiles; all
 // of them inlined into direct_tile left GCC keeping the accumulators in
 // memory (a store per FMA: half the speed).
 // Round: as micro_tile_cols's (the rounding epilogue into out when not void).
-template <class Acc, int MR, int ROWS, int NV, class Step, bool Masked, class Round = void>
-__attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, const char* b, int64_t rs, Acc* c,
-                                                int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha, Acc beta,
+template <class Acc, int ROWS, int NV, class Step, bool Masked, class Round = void, class ASrc>
+__attribute__((noinline)) void direct_tile_cols(int64_t k, ASrc a, const char* b, int64_t rs, Acc* c, int64_t rs_c,
+                                                int64_t cs_c, int m, int n, Acc alpha, Acc beta,
                                                 uint16_t* out = nullptr, int64_t rs_out = 0) {
   using V = Zmm<Acc>;
   using R = typename V::R;
-  const char* a = static_cast<const char*>(a_v);
-  constexpr int a_step = MR * (Step::kUnit == 2 ? 4 : static_cast<int>(sizeof(Acc)));  // one k unit of the A strip
   R acc[ROWS][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
-  // One loop over all units, the odd last one of the pairs step included (a
-  // predictable branch): a helper or lambda for the shared body made GCC
-  // keep the accumulators in memory.
-  const int64_t units = (k + Step::kUnit - 1) / Step::kUnit, unit_bytes = Step::kUnit * rs;
-  const int64_t odd_unit = k % Step::kUnit ? units - 1 : -1;
+  // Whole units in the loop; an odd last one of the pairs step (its second
+  // row is past k) after it, written out again: a helper or lambda for the
+  // shared body made GCC keep the accumulators in memory.
+  const int64_t units = k / Step::kUnit, unit_bytes = Step::kUnit * rs;
   for (int64_t u = 0; u < units; ++u) {
     R bv[NV];
-    if constexpr (Step::kUnit == 2) {
-      if (u == odd_unit) {
-        Step::template load_last<NV, Masked>(b, n, bv);
-      } else {
-        Step::template load<NV, Masked>(b, rs, n, bv);
-      }
-    } else {
-      Step::template load<NV, Masked>(b, rs, n, bv);
-    }
+    Step::template load<NV, Masked>(b, rs, n, bv);
     Step::template prefetch<NV>(b, rs);
-    _mm_prefetch(a + 16 * a_step, _MM_HINT_T0);
+    a.prefetch();
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
       R ai;
       if constexpr (Step::kUnit == 2) {
-        ai = _mm512_castsi512_ps(_mm512_set1_epi32(reinterpret_cast<const int32_t*>(a)[i]));
+        ai = _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a.row(i))));
       } else {
-        ai = V::set1(reinterpret_cast<const Acc*>(a)[i]);
+        ai = V::set1(*reinterpret_cast<const Acc*>(a.row(i)));
       }
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
@@ -163,15 +171,30 @@ __attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, cons
         }
       }
     }
-    a += a_step;
+    a.next();
     b += unit_bytes;
   }
   if constexpr (Step::kUnit == 2) {
+    if (k % 2) {
+      R bv[NV];
+      Step::template load_last<NV, Masked>(b, n, bv);
 #pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i) {
-      const R c0 = Step::first_half(acc[i][0], acc[i][1]), c1 = Step::second_half(acc[i][0], acc[i][1]);
-      acc[i][0] = c0;
-      acc[i][1] = c1;
+      for (int i = 0; i < ROWS; ++i) {
+        // A packed strip's pair has a zero partner already; in place, the
+        // partner is past k.
+        const R ai = ASrc::kRows ? bcast_first_of_pair(a.row(i))
+                                 : _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a.row(i))));
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], (__m512bh)ai, (__m512bh)bv[v]);
+      }
+    }
+    if constexpr (NV == 2) {  // the one-vector tile's columns are in order already
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) {
+        const R c0 = Step::first_half(acc[i][0], acc[i][1]), c1 = Step::second_half(acc[i][0], acc[i][1]);
+        acc[i][0] = c0;
+        acc[i][1] = c1;
+      }
     }
   }
   TileSink<Acc, ROWS, NV, Round>{c, rs_c, cs_c, out, rs_out}(acc, m, n, alpha, beta);
@@ -180,9 +203,9 @@ __attribute__((noinline)) void direct_tile_cols(int64_t k, const void* a_v, cons
 // The direct micro-kernel: m <= MR rows, n <= NV vectors' worth of columns
 // (NV * L, or 32 bf16 columns for the pairs); fewer rows and, for the fp32
 // step, fewer vectors on ragged edges, masked loads only on a ragged strip.
-template <class Acc, int MR, int NV, class Step, class Round = void>
-void direct_tile_any(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c,
-                     int m, int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
+template <class Acc, int MR, int NV, class Step, class Round = void, class ASrc>
+void direct_tile_any(int64_t k, ASrc a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
+                     int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
   constexpr int L = Zmm<Acc>::L;
   constexpr int src_bytes = Step::kUnit == 2 ? 2 : static_cast<int>(sizeof(Acc));
   constexpr int full_cols = Step::kUnit == 2 ? 32 : NV * L;
@@ -190,19 +213,19 @@ void direct_tile_any(int64_t k, const void* a, const void* b_v, int64_t rs_b, Ac
   const int64_t rs = rs_b * src_bytes;
   by_rows<MR>(m, [&]<int ROWS>() {
     if (n == full_cols)
-      return direct_tile_cols<Acc, MR, ROWS, NV, Step, false, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
+      return direct_tile_cols<Acc, ROWS, NV, Step, false, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
                                                                      out, rs_out);
     if constexpr (Step::kNarrowable && NV > 1) {
       if (n <= L)
-        return direct_tile_cols<Acc, MR, ROWS, 1, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
+        return direct_tile_cols<Acc, ROWS, 1, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
                                                                      out, rs_out);
     }
     if constexpr (Step::kNarrowable && NV > 2) {
       if (n <= 2 * L)
-        return direct_tile_cols<Acc, MR, ROWS, 2, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
+        return direct_tile_cols<Acc, ROWS, 2, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta,
                                                                      out, rs_out);
     }
-    direct_tile_cols<Acc, MR, ROWS, NV, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta, out,
+    direct_tile_cols<Acc, ROWS, NV, Step, true, Round>(k, a, b, rs, c, rs_c, cs_c, m, n, alpha, beta, out,
                                                            rs_out);
   });
 }
@@ -210,7 +233,8 @@ void direct_tile_any(int64_t k, const void* a, const void* b_v, int64_t rs_b, Ac
 template <class Acc, int MR, int NV, class Step>
 void direct_tile(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
                  int n, Acc alpha, Acc beta) {
-  direct_tile_any<Acc, MR, NV, Step>(k, a, b_v, rs_b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+  direct_tile_any<Acc, MR, NV, Step>(k, PackedA<MR, kLane<Acc, Step>>{static_cast<const char*>(a)}, b_v, rs_b, c,
+                                     rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
 }
 
 // DirectOut16Fn (gemm_kernel.h): the direct tile of a 16-bit product's last
@@ -218,8 +242,41 @@ void direct_tile(int64_t k, const void* a, const void* b_v, int64_t rs_b, Acc* c
 template <int MR, int NV, class Step, class Round>
 void direct_tile_out16(int64_t k, const void* a, const void* b, int64_t rs_b, const float* c, int64_t rs_c,
                        uint16_t* out, int64_t rs_out, int m, int n, float alpha, float beta) {
-  direct_tile_any<float, MR, NV, Step, Round>(k, a, b, rs_b, const_cast<float*>(c), rs_c, 1, m, n, alpha, beta, out,
-                                              rs_out);
+  direct_tile_any<float, MR, NV, Step, Round>(k, PackedA<MR, kLane<float, Step>>{static_cast<const char*>(a)}, b,
+                                              rs_b, const_cast<float*>(c), rs_c, 1, m, n, alpha, beta, out, rs_out);
+}
+
+// RowsAKernelFn (gemm_kernel.h, Note [GEMM direct A] in gemm.cpp): A read in
+// place (row-major, rows rs_a bytes apart); B a packed strip (rs_b == 0,
+// PackedStep's layout) or read in place (rs_b elements between rows,
+// DirectStep); the tile written to C, or rounded by Round into out when out
+// is set (the last k block of a 16-bit product).
+template <class Acc, int MR, int NV, class PackedStep, class DirectStep, class Round, class ASrc>
+void rows_a_tile_from(int64_t k, ASrc rows, const void* b, int64_t rs_b, Acc* c, int64_t rs_c, int64_t cs_c, int m,
+                      int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
+  if constexpr (!std::is_void_v<Round>) {
+    if (out != nullptr) {
+      if (rs_b == 0) return micro_tile_any<Acc, MR, NV, PackedStep, Round>(k, rows, b, c, rs_c, 1, m, n, alpha, beta,
+                                                                          out, rs_out);
+      return direct_tile_any<Acc, MR, NV, DirectStep, Round>(k, rows, b, rs_b, c, rs_c, 1, m, n, alpha, beta, out,
+                                                             rs_out);
+    }
+  }
+  if (rs_b == 0) return micro_tile_any<Acc, MR, NV, PackedStep>(k, rows, b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+  direct_tile_any<Acc, MR, NV, DirectStep>(k, rows, b, rs_b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+}
+
+template <class Acc, int MR, int NV, class PackedStep, class DirectStep, class Round>
+void rows_a_tile(int64_t k, const void* a, int64_t rs_a, const void* b, int64_t rs_b, Acc* c, int64_t rs_c,
+                 int64_t cs_c, int m, int n, Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
+  constexpr int lane = kLane<Acc, PackedStep>;
+  const char* const p = static_cast<const char*>(a);
+  // A tile higher than m would read rows past the matrix: clamp them (RowsA).
+  if (tile_rows<MR>(m) == m)
+    return rows_a_tile_from<Acc, MR, NV, PackedStep, DirectStep, Round>(
+        k, RowsA<lane>{p, rs_a}, b, rs_b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
+  rows_a_tile_from<Acc, MR, NV, PackedStep, DirectStep, Round>(k, RowsA<lane, true>{p, rs_a, m - 1}, b, rs_b, c, rs_c,
+                                                               cs_c, m, n, alpha, beta, out, rs_out);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cpu/round16_avx512.h"
+
 namespace bp::kernels::cpu::detail {
 namespace {
 
@@ -83,9 +85,44 @@ struct FmaStep {
       return _mm512_load_pd(p);
     }
   }
-  static R bcast_a(const void* a, int i) { return V::set1(static_cast<const Acc*>(a)[i]); }
+  // One k unit of an A row (an A source's row(i), below), broadcast.
+  static R bcast(const char* p) { return V::set1(*reinterpret_cast<const Acc*>(p)); }
   static R step(R c, R a, R b) { return V::fma(a, b, c); }
 };
+
+// Note [GEMM direct A] (gemm.cpp): where a register tile reads A from.
+// A packed strip: per k unit, the Lane bytes of each of its MR rows side by
+// side (Note [GEMM packed panels]).
+template <int MR, int Lane>
+struct PackedA {
+  static constexpr bool kRows = false;
+  const char* p;
+  const char* row(int i) const { return p + i * Lane; }
+  void next() { p += MR * Lane; }
+  void prefetch() const { _mm_prefetch(p + 16 * MR * Lane, _MM_HINT_T0); }
+};
+// A read in place: row-major (k contiguous), rows rs bytes apart, so one k
+// unit of a row (an fp32, an f64, a bf16 pair) is Lane contiguous bytes.
+// Its rows stream sequentially, which the hardware prefetchers follow.
+// A tile is 2, 4, 8 or MR rows high (by_rows); with fewer rows than that
+// (Clamp), rows past `last` would be past the matrix (a packed strip has
+// zeros there), so they re-read row `last`; the tile never writes them.
+template <int Lane, bool Clamp = false>
+struct RowsA {
+  static constexpr bool kRows = true;
+  const char* p;
+  int64_t rs;
+  int last = 0;
+  const char* row(int i) const { return p + (Clamp && i > last ? last : i) * rs; }
+  void next() { p += Lane; }
+  void prefetch() const {}
+};
+
+// The odd last k of bf16 pairs read in place: the pair's first value with a
+// zero partner (the second is past k: garbage, or past the matrix).
+inline __m512 bcast_first_of_pair(const char* p) {
+  return _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const uint16_t*>(p)));
+}
 
 // C[0:m, 0:n] = alpha * acc + beta * C. Row-major C (cs == 1) goes straight
 // from registers, with masks on a ragged right edge; other strides through a
@@ -141,12 +178,34 @@ inline void write_tile_rounded(const __m512 (&acc)[MR][NV], const float* c, int6
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     if (i >= m) break;
+    __m512 r[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      __m512 r = _mm512_mul_ps(va, acc[i][v]);
-      if (beta != 0.0f) r = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], c + i * rs_c + v * 16), r);
-      _mm256_mask_storeu_epi16(out + i * rs_out + v * 16, mask[v], Round::round(r));
+      r[v] = alpha == 1.0f ? acc[i][v] : _mm512_mul_ps(va, acc[i][v]);
+      if (beta != 0.0f) r[v] = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask[v], c + i * rs_c + v * 16), r[v]);
     }
+#ifdef __AVX512BF16__
+    // vcvtne2ps2bf16 rounds two vectors to nearest-even in one instruction,
+    // but flushes subnormals and keeps NaN payloads: rows holding either
+    // take Round's exact path, so the bits are Round's either way (tiles of
+    // small products spent a fifth of their time rounding).
+    if constexpr (std::is_same_v<Round, RoundToBf16> && NV <= 2) {
+      __mmask16 special = 0;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) special |= _mm512_fpclass_ps_mask(r[v], 0xA1);  // NaN or subnormal
+      if (special == 0) {
+        if constexpr (NV == 2) {
+          const __mmask32 both = static_cast<__mmask32>(mask[0]) | (static_cast<__mmask32>(mask[1]) << 16);
+          _mm512_mask_storeu_epi16(out + i * rs_out, both, (__m512i)_mm512_cvtne2ps_pbh(r[1], r[0]));
+        } else {
+          _mm256_mask_storeu_epi16(out + i * rs_out, mask[0], (__m256i)_mm512_cvtneps_pbh(r[0]));
+        }
+        continue;
+      }
+    }
+#endif
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) _mm256_mask_storeu_epi16(out + i * rs_out + v * 16, mask[v], Round::round(r[v]));
   }
 }
 
@@ -171,14 +230,13 @@ struct TileSink {
 // and a B strip packed NB vectors wide (ROWS <= MR, NV <= NB: a ragged strip
 // computes only the rows and columns it has). `k` counts source k steps; the
 // packed strips hold ceil(k / kUnit) units of MR (A) and NB vectors (B).
-template <class Acc, int MR, int ROWS, int NV, int NB, class Step, class Round = void>
-inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c, int64_t rs_c, int64_t cs_c, int m,
-                            int n, Acc alpha, Acc beta, uint16_t* out = nullptr, int64_t rs_out = 0) {
+// A is an A source (PackedA or RowsA above).
+template <class Acc, int ROWS, int NV, int NB, class Step, class Round = void, class ASrc>
+inline void micro_tile_cols(int64_t k, ASrc a, const void* b_v, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n,
+                            Acc alpha, Acc beta, uint16_t* out = nullptr, int64_t rs_out = 0) {
   using V = Zmm<Acc>;
   using R = typename V::R;
-  const char* a = static_cast<const char*>(a_v);
   const char* b = static_cast<const char*>(b_v);
-  constexpr int a_step = MR * Step::lane_bytes;
   constexpr int b_step = NB * V::L * Step::lane_bytes;
   R acc[ROWS][NV];
 #pragma GCC unroll 16
@@ -194,7 +252,9 @@ inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c,
       _mm_prefetch(reinterpret_cast<const char*>(c + i * rs_c + NV * V::L) - 1, _MM_HINT_T0);
     }
   }
-  const int64_t units = (k + Step::kUnit - 1) / Step::kUnit;
+  // A read in place with an odd k: the last pair is peeled (below).
+  constexpr bool kPeel = ASrc::kRows && Step::kUnit == 2;
+  const int64_t units = kPeel ? k / 2 : (k + Step::kUnit - 1) / Step::kUnit;
   for (int64_t u = 0; u < units; ++u) {
     R bv[NV];
 #pragma GCC unroll 4
@@ -204,17 +264,38 @@ inline void micro_tile_cols(int64_t k, const void* a_v, const void* b_v, Acc* c,
     // fits in L1. On its own (at KC = 256) this measured within noise.
 #pragma GCC unroll 4
     for (int line = 0; line < b_step; line += 64) _mm_prefetch(b + 8 * b_step + line, _MM_HINT_T0);
-    _mm_prefetch(a + 16 * a_step, _MM_HINT_T0);
+    a.prefetch();
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
-      const R ai = Step::bcast_a(a, i);
+      const R ai = Step::bcast(a.row(i));
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] = Step::step(acc[i][v], ai, bv[v]);
     }
-    a += a_step;
+    a.next();
     b += b_step;
   }
+  if constexpr (kPeel) {
+    // Written out again rather than shared through a helper, which would
+    // leave GCC keeping the accumulators in memory (gemm_avx512_direct.h).
+    if (k % 2) {
+      R bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = Step::load_b(b, v);
+#pragma GCC unroll 16
+      for (int i = 0; i < ROWS; ++i) {
+        const R ai = bcast_first_of_pair(a.row(i));
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[i][v] = Step::step(acc[i][v], ai, bv[v]);
+      }
+    }
+  }
   TileSink<Acc, ROWS, NV, Round>{c, rs_c, cs_c, out, rs_out}(acc, m, n, alpha, beta);
+}
+
+// The tile height by_rows (below) picks for m rows.
+template <int MR>
+constexpr int tile_rows(int m) {
+  return m <= 2 && MR > 2 ? 2 : m <= 4 && MR > 4 ? 4 : m <= 8 && MR > 8 ? 8 : MR;
 }
 
 // Calls Tile<ROWS> with the fewest rows (of MR, 8, 4, 2) that cover m: the
@@ -241,37 +322,36 @@ inline void by_rows(int m, Tile&& tile) {
 // used, so a full-width tile wastes 11% of all FMAs at n = 256, 3% at 1024);
 // it gets a tile only as wide as the vectors it covers, and likewise only as
 // many rows as the A strip has (by_rows).
-template <class Acc, int MR, int NV, class Step, class Round = void>
-void micro_tile_any(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n,
-                    Acc alpha, Acc beta, uint16_t* out, int64_t rs_out) {
+template <class Acc, int MR, int NV, class Step, class Round = void, class ASrc>
+void micro_tile_any(int64_t k, ASrc a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha,
+                    Acc beta, uint16_t* out, int64_t rs_out) {
   constexpr int L = Zmm<Acc>::L;
   by_rows<MR>(m, [&]<int ROWS>() {
     if constexpr (NV > 1) {
       if (n <= L)
-        return micro_tile_cols<Acc, MR, ROWS, 1, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out,
-                                                                  rs_out);
+        return micro_tile_cols<Acc, ROWS, 1, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
     }
     if constexpr (NV > 2) {
       if (n <= 2 * L)
-        return micro_tile_cols<Acc, MR, ROWS, 2, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out,
-                                                                  rs_out);
+        return micro_tile_cols<Acc, ROWS, 2, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
     }
-    micro_tile_cols<Acc, MR, ROWS, NV, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
+    micro_tile_cols<Acc, ROWS, NV, NV, Step, Round>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, out, rs_out);
   });
 }
 
 template <class Acc, int MR, int NV, class Step>
 void micro_tile(int64_t k, const void* a, const void* b, Acc* c, int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha,
                 Acc beta) {
-  micro_tile_any<Acc, MR, NV, Step>(k, a, b, c, rs_c, cs_c, m, n, alpha, beta, nullptr, 0);
+  micro_tile_any<Acc, MR, NV, Step>(k, PackedA<MR, Step::lane_bytes>{static_cast<const char*>(a)}, b, c, rs_c, cs_c,
+                                    m, n, alpha, beta, nullptr, 0);
 }
 
 // MicroOut16Fn (gemm_kernel.h): the fp32-accumulating tile, rounded by Round.
 template <int MR, int NV, class Step, class Round>
 void micro_tile_out16(int64_t k, const void* a, const void* b, const float* c, int64_t rs_c, uint16_t* out,
                       int64_t rs_out, int m, int n, float alpha, float beta) {
-  micro_tile_any<float, MR, NV, Step, Round>(k, a, b, const_cast<float*>(c), rs_c, 1, m, n, alpha, beta, out,
-                                             rs_out);
+  micro_tile_any<float, MR, NV, Step, Round>(k, PackedA<MR, Step::lane_bytes>{static_cast<const char*>(a)}, b,
+                                             const_cast<float*>(c), rs_c, 1, m, n, alpha, beta, out, rs_out);
 }
 
 }  // namespace

@@ -69,6 +69,18 @@ using MicroOut16Fn = void (*)(int64_t k, const void* a, const void* b, const flo
 using DirectOut16Fn = void (*)(int64_t k, const void* a, const void* b, int64_t rs_b, const float* c, int64_t rs_c,
                                uint16_t* out, int64_t rs_out, int m, int n, float alpha, float beta);
 
+// A tile with A read in place (Note [GEMM direct A] in gemm.cpp): m <= MR
+// rows of a row-major source (k contiguous elements per row, rows rs_a
+// BYTES apart) times a packed B strip (rs_b == 0) or, when rs_b > 0, B read
+// in place as DirectKernelFn reads it (rs_b elements between rows). With
+// out set (16-bit products' last k block), the tile is rounded into out as
+// MicroOut16Fn does (C row-major, read only when beta != 0); else C gets
+// alpha * A·B + beta * C as MicroKernelFn. Optional (nullptr).
+template <class Acc>
+using RowsAKernelFn = void (*)(int64_t k, const void* a, int64_t rs_a, const void* b, int64_t rs_b, Acc* c,
+                               int64_t rs_c, int64_t cs_c, int m, int n, Acc alpha, Acc beta, uint16_t* out,
+                               int64_t rs_out);
+
 template <class Acc>
 struct GemmKernel {
   int mr, nr;      // micro-tile
@@ -81,6 +93,7 @@ struct GemmKernel {
   DirectKernelFn<Acc> direct = nullptr;
   MicroOut16Fn micro_out16 = nullptr;
   DirectOut16Fn direct_out16 = nullptr;
+  RowsAKernelFn<Acc> rows_a = nullptr;
 };
 
 // Each ISA file's table: nullptr when it has no kernel for that source type.

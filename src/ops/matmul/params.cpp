@@ -55,18 +55,22 @@ void fill_bias(const Params& p, int64_t index, Acc* c, int64_t ldc) {
 // The fp32 staging area rounded into the 16-bit output, vectorised
 // (kernels/cpu/convert.h) and shared out to the caller's threads in
 // chunks: at n = 256 the old scalar loop took half of a bf16 matmul.
+// One chunk needs no parallel region: even with if(false), entering one
+// allocates and frees a team and wakes a futex (a third of a batch of 256
+// 1x1 bf16 products).
 void round_into(DType dtype, kernels::cpu::GemmIsa isa, const float* src, uint16_t* dst, int64_t count) {
   constexpr int64_t kChunk = 1 << 14;
-  const int64_t chunks = (count + kChunk - 1) / kChunk;
-  const int team = threads::team_size(chunks);
-#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * kChunk, n = std::min(kChunk, count - begin);
+  const auto round = [&](int64_t begin, int64_t n) {
     if (dtype == DType::bf16)
       kernels::cpu::round_f32_to_bf16(isa, src + begin, dst + begin, n);
     else
       kernels::cpu::round_f32_to_f16(isa, src + begin, dst + begin, n);
-  }
+  };
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+  const int team = chunks > 1 ? threads::team_size(chunks) : 1;
+  if (team == 1) return round(0, count);
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) round(c * kChunk, std::min(kChunk, count - c * kChunk));
 }
 
 // The fp32 staging area of f16/bf16 outputs: a kernel scratch slot of the
@@ -82,25 +86,54 @@ float* staging_area(std::size_t bytes, StoragePtr& owned) {
   return static_cast<float*>(owned->data());
 }
 
+// Batch offsets of one operand, its strides read once: Tensor::stride
+// checks and wraps the dim on every call, which a batch of tiny products
+// pays per entry.
+struct BatchStrides {
+  const Shape& shape;
+  int64_t strides[2][8] = {};
+  int dims;
+  BatchStrides(const Shape& batch_shape, const Tensor& a, const Tensor& b)
+      : shape(batch_shape), dims(static_cast<int>(batch_shape.size())) {
+    if (dims > 8) return;  // offset() falls back to batch_offset
+    for (int d = 0; d < dims; ++d) strides[0][d] = a.stride(d), strides[1][d] = b.stride(d);
+  }
+  void offsets(const Tensor& a, const Tensor& b, int64_t index, int64_t* oa, int64_t* ob) const {
+    if (dims > 8) {
+      *oa = batch_offset(a, shape, index), *ob = batch_offset(b, shape, index);
+      return;
+    }
+    *oa = *ob = 0;
+    for (int d = dims - 1; d >= 0; --d) {
+      const int64_t size = shape[static_cast<std::size_t>(d)], i = index % size;
+      *oa += i * strides[0][d], *ob += i * strides[1][d];
+      index /= size;
+    }
+  }
+};
+
 template <class Acc>
 void run_batches(const Params& p, const std::function<void(const Gemm2D&)>& gemm, kernels::cpu::GemmIsa isa) {
-  const std::size_t in_size = dtype_itemsize(p.dtype);
+  const int64_t in_size = static_cast<int64_t>(dtype_itemsize(p.dtype));
   const bool widen = p.dtype == DType::f16 || p.dtype == DType::bf16;
   StoragePtr owned;
   float* workspace =
       widen ? staging_area(static_cast<std::size_t>(p.m * p.n) * sizeof(float), owned) : nullptr;
   const char* a0 = static_cast<const char*>(p.a.data());
   const char* b0 = static_cast<const char*>(p.b.data());
+  const int64_t a_rs = p.a.stride(-2), a_cs = p.a.stride(-1), b_rs = p.b.stride(-2), b_cs = p.b.stride(-1);
+  const BatchStrides strides(p.batch_shape, p.a, p.b);
+  const bool bias = p.has_bias();
   for (int64_t index = 0; index < p.batch; ++index) {
     Acc* c = widen ? reinterpret_cast<Acc*>(workspace)
                    : static_cast<Acc*>(p.out.data()) + index * p.m * p.n;
     uint16_t* out16 = widen ? static_cast<uint16_t*>(p.out.data()) + index * p.m * p.n : nullptr;
     bool rounded = false;
-    const bool bias = p.has_bias();
     if (bias) fill_bias<Acc>(p, index, c, p.n);
-    gemm(Gemm2D{a0 + batch_offset(p.a, p.batch_shape, index) * static_cast<int64_t>(in_size), p.a.stride(-2),
-                p.a.stride(-1), b0 + batch_offset(p.b, p.batch_shape, index) * static_cast<int64_t>(in_size),
-                p.b.stride(-2), p.b.stride(-1), c, p.n, p.alpha, bias ? 1.0 : 0.0, out16, &rounded});
+    int64_t oa = 0, ob = 0;
+    strides.offsets(p.a, p.b, index, &oa, &ob);
+    gemm(Gemm2D{a0 + oa * in_size, a_rs, a_cs, b0 + ob * in_size, b_rs, b_cs, c, p.n, p.alpha, bias ? 1.0 : 0.0,
+                out16, &rounded});
     if (widen && !rounded) round_into(p.dtype, isa, workspace, out16, p.m * p.n);
   }
 }
