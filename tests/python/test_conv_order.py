@@ -91,20 +91,20 @@ def test_im2col_leads_channels_last_1x1_with_a_long_reduction():
     assert explain(nhwc(rand(1, 512, 7, 7)), rand(64, 512, 1, 1)).chosen == "onednn:conv"  # shorter reduction
 
 
-def test_direct_leads_depthwise_on_wide_nchw_rows_or_few_channels_last_points():
-    wide = rand(1, 32, 64, 64)                      # NCHW, output rows 64 wide
-    t = explain(wide, rand(32, 1, 3, 3), padding=1, groups=32)
+def test_direct_leads_depthwise_on_large_wide_nchw_inputs_or_many_channels_last_points():
+    wide = rand(2, 64, 64, 64)                      # NCHW, output rows 64 wide, 2^19 input elements
+    t = explain(wide, rand(64, 1, 3, 3), padding=1, groups=64)
     assert t.chosen == first_direct() and "NCHW depthwise, output rows 64" in order_note(t)
+    small = rand(1, 32, 64, 64)                     # as wide, 2^17 input elements: oneDNN
+    assert explain(small, rand(32, 1, 3, 3), padding=1, groups=32).chosen == "onednn:conv"
     narrow = rand(2, 64, 14, 14)                    # NCHW, rows 14 wide: oneDNN
     assert explain(narrow, rand(64, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"
-    t = explain(nhwc(narrow), rand(64, 1, 3, 3), padding=1, groups=64)  # channels-last, 392 output points
-    assert t.chosen == first_direct() and "channels-last depthwise over 392 output points" in order_note(t)
-    many = nhwc(rand(2, 16, 112, 112))              # channels-last, 25088 output points: oneDNN
-    assert explain(many, rand(16, 1, 3, 3), padding=1, groups=16).chosen == "onednn:conv"
-    t = explain(nhwc(rand(1, 16, 56, 56)), rand(16, 1, 3, 3), padding=1, stride=2, groups=16)
-    assert t.chosen == first_direct() and "strided depthwise at batch 1" in order_note(t)
-    assert explain(nhwc(narrow), rand(64, 1, 3, 3), padding=1, stride=2, groups=64).chosen == "onednn:conv"
-    assert explain(narrow, rand(128, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"  # multiplier 2
+    many = nhwc(rand(2, 8, 192, 192))               # channels-last, 73728 output points
+    t = explain(many, rand(8, 1, 3, 3), padding=1, groups=8)
+    assert t.chosen == first_direct() and "channels-last stride-1 depthwise over 73728" in order_note(t)
+    assert explain(many, rand(8, 1, 3, 3), padding=1, stride=2, groups=8).chosen == "onednn:conv"  # strided
+    assert explain(nhwc(narrow), rand(64, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"   # 392 points
+    assert explain(wide, rand(128, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"  # multiplier 2
 
 
 def test_rules_apply_to_dense_f32_forward_problems_only():
@@ -151,7 +151,7 @@ def test_use_deterministic_algorithms_with_a_lead():
 def test_cpu_capability_cap_with_the_direct_lead():
     proc = run_python(
         "import numpy as np, backplane; from backplane import backends\n"
-        "x = np.ones((1, 64, 40, 40), np.float32); w = np.ones((64, 1, 3, 3), np.float32)\n"
+        "x = np.ones((2, 64, 64, 64), np.float32); w = np.ones((64, 1, 3, 3), np.float32)\n"
         "print(backends.explain('conv2d', x, w, padding=1, groups=64).chosen)\n", env={"ATEN_CPU_CAPABILITY": "default"})
     assert proc.stdout.strip() == "direct:generic"
 

@@ -37,9 +37,11 @@ bool winograd_leads(const int64_t* d) {
   return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadTiles;
 }
 
+int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[kW]; }
+
 bool direct_leads_depthwise(const int64_t* d, bool channels_last) {
-  if (!channels_last) return d[kOw] >= kDirectLeadPlaneWidth;
-  return d[kStride] == 1 ? out_points(d) <= kDirectLeadChannelsLastPoints : d[kBatch] == 1;
+  if (!channels_last) return d[kOw] >= kDirectLeadPlaneWidth && in_elements(d) >= kDirectLeadPlaneElements;
+  return d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
 }
 
 }  // namespace
@@ -85,13 +87,10 @@ std::string default_order_note(const dispatch::Problem& p) {
     case Lead::direct:
       if ((p.layout & kChannelsLast) == 0)
         return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
-               num(kDirectLeadPlaneWidth) + " wide: the kernels' planes read NCHW in place, where oneDNN reorders it)";
-      return d[kStride] == 1
-                 ? "default order: direct kernels first (channels-last depthwise over " + num(out_points(d)) +
-                       " output points <= " + num(kDirectLeadChannelsLastPoints) +
-                       ": oneDNN's fixed cost per call outweighs the work)"
-                 : "default order: direct kernels first (channels-last strided depthwise at batch 1: oneDNN's "
-                   "fixed cost per call outweighs the work)";
+               num(kDirectLeadPlaneWidth) + " wide and " + num(in_elements(d)) + " input elements >= " +
+               num(kDirectLeadPlaneElements) + ": the kernels' planes read NCHW in place, where oneDNN reorders it)";
+      return "default order: direct kernels first (channels-last stride-1 depthwise over " + num(out_points(d)) +
+             " output points >= " + num(kDirectLeadChannelsLastPoints) + ")";
     case Lead::list: break;
   }
   return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "

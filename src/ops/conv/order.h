@@ -25,12 +25,14 @@
 //     long reduction;
 //   - the direct kernels (widest ISA first) for depthwise layers (one
 //     output channel per group): NCHW ones with output rows at least
-//     kDirectLeadPlaneWidth wide (the kernels' planes read NCHW in place,
-//     where oneDNN reorders it; at 28 or fewer columns oneDNN wins);
-//     channels-last stride-1 ones with at most kDirectLeadChannelsLastPoints
-//     output points (batch x OH x OW: every MobileNet-V2 layer at batch 1,
-//     its 14 x 14 and 7 x 7 ones at batch 8), and channels-last strided ones
-//     at batch 1, where oneDNN's fixed cost per call outweighs the work.
+//     kDirectLeadPlaneWidth wide and an input of at least
+//     kDirectLeadPlaneElements (the kernels' planes read NCHW in place,
+//     where oneDNN reorders it); channels-last stride-1 ones with at least
+//     kDirectLeadChannelsLastPoints output points (batch x OH x OW).
+//     Elsewhere oneDNN was faster, measured as `backplane bench` times a
+//     layer (the same call repeated, its data warm): timed interleaved with
+//     other layers, cold, the direct kernels won at batch 1, and a rule
+//     built on that cost oneDNN's warm lead (0.53-0.8x).
 // Everything else keeps the list's order. The rank only reorders: each
 // implementation still passes its checks, so knobs that reject one
 // (mkldnn.enabled, mkldnn.deterministic, use_deterministic_algorithms, the
@@ -50,7 +52,8 @@ inline constexpr int64_t kWinogradLeadTiles = 32;          // output tiles of 4x
 inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp)
-inline constexpr int64_t kDirectLeadChannelsLastPoints = 112 * 112;  // channels-last depthwise, stride 1
+inline constexpr int64_t kDirectLeadPlaneElements = int64_t{1} << 19;  // NCHW depthwise input
+inline constexpr int64_t kDirectLeadChannelsLastPoints = int64_t{1} << 16;  // channels-last depthwise, stride 1
 
 // What the default order puts first for a problem (cheap: rank calls it
 // for every row of every selection).
