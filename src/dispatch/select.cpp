@@ -42,19 +42,19 @@ double time_once_ms(const Implementation& impl, const void* params) {
 }
 
 // Note [Interleaved autotune timing]
-// Each candidate runs once untimed (its first run pays for packing, plans,
-// page faults), then the candidates are timed in rounds, one run each per
-// round, and each keeps its best run. Timing them one after the other let a
-// burst of load from other processes fall on one candidate's runs only and
-// crown a slower one; in rounds, a burst costs every candidate the same
-// round and the best-of keeps each candidate's quiet run.
+// The candidates are timed in rounds, and each keeps its best run. Timing
+// them one after the other let a burst of load from other processes fall on
+// one candidate's runs only and crown a slower one; in rounds, a burst costs
+// every candidate the same round. Within a round a candidate runs twice in a
+// row and only the second run is timed: it runs warm (its data, packed
+// operands and scratch in cache, as in a loop of calls and as `backplane
+// bench` times it); timed right after another candidate, memory-bound
+// kernels ran cold and the choice flipped (Winograd at 0.55 ms lost to a
+// 1.07 ms direct kernel on a 56 x 56 layer).
 void time_candidates(const Implementation* const* candidates, int count, const void* params, double* best_ms) {
-  for (int i = 0; i < count; ++i) {
-    candidates[i]->run(params);
-    best_ms[i] = 0;
-  }
   for (int round = 0; round < kTimedRuns; ++round)
     for (int i = 0; i < count; ++i) {
+      candidates[i]->run(params);  // warms this candidate's caches
       const double ms = time_once_ms(*candidates[i], params);
       best_ms[i] = round == 0 ? ms : std::min(best_ms[i], ms);
     }
