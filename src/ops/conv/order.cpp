@@ -32,6 +32,10 @@ bool is_depthwise(const int64_t* d) { return d[kGroups] > 1 && d[kGroups] == d[k
 int64_t tiles(const int64_t* d) { return d[kBatch] * ((d[kOh] + 3) / 4) * ((d[kOw] + 3) / 4); }
 int64_t out_points(const int64_t* d) { return d[kBatch] * d[kOh] * d[kOw]; }
 
+bool narrow_output(const int64_t* d) {
+  return d[kCout] <= kIm2colLeadNarrowMaxCout && d[kCin] >= kIm2colLeadNarrowMinCin;
+}
+
 bool winograd_leads(const int64_t* d) {
   const int64_t t = tiles(d);
   return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadTiles;
@@ -52,7 +56,7 @@ Lead default_lead(const dispatch::Problem& p) {
   const bool channels_last = (p.layout & kChannelsLast) != 0;
   if (unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
-    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin) return Lead::im2col;
+    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || narrow_output(d)) return Lead::im2col;
   }
   if (is_depthwise(d) && direct_leads_depthwise(d, channels_last)) return Lead::direct;
   return Lead::list;
@@ -77,6 +81,10 @@ std::string default_order_note(const dispatch::Problem& p) {
              " channels: the per-call weight transform is spread over enough tiles for 2.25 multiplies per output "
              "instead of 9 to win)";
     case Lead::im2col:
+      if ((p.layout & kChannelsLast) != 0 && narrow_output(d) && d[kCin] < kIm2colLeadChannelsLastMinCin)
+        return "default order: im2col:gemm first (channels-last 1x1 stride 1 from c_in " + num(d[kCin]) + " >= " +
+               num(kIm2colLeadNarrowMinCin) + " to c_out " + num(d[kCout]) + " <= " + num(kIm2colLeadNarrowMaxCout) +
+               ": one GEMM for the whole batch, where oneDNN's 1x1 kernel is slow on so narrow an output)";
       if ((p.layout & kChannelsLast) != 0)
         return "default order: im2col:gemm first (channels-last 1x1 stride 1 with c_in " + num(d[kCin]) + " >= " +
                num(kIm2colLeadChannelsLastMinCin) +

@@ -15,14 +15,17 @@
 //     weight transform (36 x C x K, every call, whatever the batch) must be
 //     spread over enough tiles. With 16 tiles it lost at every weight size
 //     measured on AVX-512 (0.57-0.70x oneDNN at 128, 192 and 256 channels,
-//     14 x 14), with 32 it is even (0.91-1.02x) and from 49 it wins;
+//     14 x 14), with 32 it lost too (0.76-0.82x at 512 channels, 7 x 7,
+//     batch 8, timed warm) and from 49 it wins;
 //   - im2col:gemm for NCHW 1x1 stride-1 unpadded one-group layers: one GEMM
 //     per image straight on the caller's memory (W[K, C] x X[C, H*W]), where
 //     oneDNN reorders NCHW into its blocked format and back; and for
 //     channels-last ones with c_in >= kIm2colLeadChannelsLastMinCin: one GEMM
 //     for the whole batch (X[N*H*W, C] x W^T, the weight viewed, Note
 //     [Channels-last weight rows]), where oneDNN's 1x1 kernel is slow on a
-//     long reduction;
+//     long reduction, and with c_out <= kIm2colLeadNarrowMaxCout from
+//     c_in >= kIm2colLeadNarrowMinCin (MobileNet-V2's 144 -> 24 layers:
+//     oneDNN 0.70-0.88x the GEMM);
 //   - the direct kernels (widest ISA first) for depthwise layers (one
 //     output channel per group): NCHW ones with output rows at least
 //     kDirectLeadPlaneWidth wide and an input of at least
@@ -48,11 +51,13 @@
 namespace bp::ops::conv {
 
 // Measured thresholds (Note [Conv default order]).
-inline constexpr int64_t kWinogradLeadTiles = 32;          // output tiles of 4x4, batch included
+inline constexpr int64_t kWinogradLeadTiles = 48;          // output tiles of 4x4, batch included
 inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
+inline constexpr int64_t kIm2colLeadNarrowMaxCout = 32;    // ... or with a narrow output
+inline constexpr int64_t kIm2colLeadNarrowMinCin = 128;    //     from a wide input
 inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp)
-inline constexpr int64_t kDirectLeadPlaneElements = int64_t{1} << 19;  // NCHW depthwise input
+inline constexpr int64_t kDirectLeadPlaneElements = int64_t{1} << 21;  // NCHW depthwise input
 inline constexpr int64_t kDirectLeadChannelsLastPoints = int64_t{1} << 16;  // channels-last depthwise, stride 1
 
 // What the default order puts first for a problem (cheap: rank calls it
