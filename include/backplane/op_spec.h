@@ -125,9 +125,15 @@ struct Call {
   std::shared_ptr<const void> params;  // the op's parameter struct, which the implementations receive
   bool compute = true;                 // false: nothing to compute (an empty product); result() alone
   std::function<ArgValue()> result;    // what the caller receives once the call has run
+  // Optional: the same result, which may move out of the params, for a call
+  // run once and dropped (run(Call&&)): an op whose result is a tensor it
+  // holds hands it over without copying its shape and strides.
+  std::function<ArgValue()> take_result;
 };
 // Runs a call: dispatch (unless there is nothing to compute), then its result.
 ArgValue run(const Call& call);
+// The same for a call that is not kept (what entry points do: run(prepare(args))).
+ArgValue run(Call&& call);
 // The decision table of a call, without running it.
 dispatch::Decision explain(const Call& call);
 

@@ -183,6 +183,15 @@ ArgValue run(const Call& call) {
   return call.result ? call.result() : ArgValue{};
 }
 
+ArgValue run(Call&& call) {
+  if (!call.take_result) return run(static_cast<const Call&>(call));
+  if (call.compute && call.op != nullptr) {
+    threads::apply_num_threads_to_this_thread();
+    dispatch::execute(*call.op, call.problem, call.params.get());
+  }
+  return call.take_result();
+}
+
 dispatch::Decision explain(const Call& call) {
   if (call.op == nullptr) throw_runtime("explain", "this call has no op to explain");
   return dispatch::explain(*call.op, call.problem, call.params.get());

@@ -143,6 +143,18 @@ int64_t network_key(const Params& p) {
 // arguments are read where Args holds them, the output's shape is moved into
 // the output tensor, and the input is copied once (into Params::in).
 
+// What a call returns: its output, or, for a transform over no dims, the
+// input converted.
+ArgValue result_of(const Params& q) {
+  if (q.dims.empty() && q.out.numel() > 0) {
+    Tensor o = q.out;
+    if (!o.device().is_cpu()) return q.in.clone();
+    o.copy_from(q.in);
+    return o;
+  }
+  return q.out;
+}
+
 // The rest of a call, once the entry has filled p's entry, kind, direction,
 // conj flags, dims and n: the input as the kind reads it (padded or
 // trimmed), the output, the norm's scale and the dispatch problem.
@@ -191,15 +203,9 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
   c.compute = p->out.numel() > 0 && !p->dims.empty();
   // The Call's params keep *p alive while run() calls result(); a plain
   // pointer keeps the std::function free of a heap allocation.
-  c.result = [q = p.get()]() -> ArgValue {
-    if (q->dims.empty() && q->out.numel() > 0) {  // nothing to transform: the input, converted
-      Tensor o = q->out;
-      if (o.device().is_cpu()) o.copy_from(q->in);
-      else return q->in.clone();
-      return o;
-    }
-    return q->out;
-  };
+  c.result = [q = p.get()]() -> ArgValue { return result_of(*q); };
+  // run(Call&&): the call is dropped after it, so the output moves out.
+  c.take_result = [q = p.get()]() -> ArgValue { return q->dims.empty() ? result_of(*q) : std::move(q->out); };
   c.params = std::move(p);
   return c;
 }

@@ -426,18 +426,19 @@ using namespace fftw_detail;
 
 // Note [The last plan of a thread]
 // A loop of calls on one problem looks its plan up again and again. Each
-// thread keeps the problem description, the key and the cache slot of its
-// last call (Note [Plan cache slots] in backplane/plan_cache.h), all in
-// memory it reuses: a call whose key equals the last one takes its plan
-// from the slot (still a counted hit that moves the plan to the front of
-// the LRU order) without allocating, hashing or searching. A stale slot
+// thread keeps the problem description and the cache slot of its last call
+// (Note [Plan cache slots] in backplane/plan_cache.h), all in memory it
+// reuses: a call whose problem equals the last one's (compared field by
+// field; the key string is built only when it differs) takes its plan from
+// the slot (still a counted hit that moves the plan to the front of the LRU
+// order) without allocating, hashing or searching. A stale slot
 // (something was evicted or cleared since) falls back to the lookup. The
 // key holds everything the plan depends on (effort, threads, alignment), so
 // a changed flag or array alignment gives a different key.
 struct LastPlan {
   Guru guru;        // this call's problem (the vectors' memory reused)
-  std::string key;  // this call's key (the same)
-  std::string last_key;
+  Guru last_guru;   // the last call's, whose plan `slot` holds
+  std::string key;  // the cache key, built only when the problem changed
   backends::cpu::FftPlanCache::Slot slot;
 };
 
@@ -456,15 +457,17 @@ void run(const Params& p) {
   LastPlan& last = last_plan();
   const Guru& g = last.guru;
   describe_call_into(p, effort, last.guru);
-  g.key_into(last.key);
   auto& cache = backends::cpu::fft_plan_cache();
   bool cached = true;
   std::shared_ptr<Plan> plan;
-  if (last.key == last.last_key) plan = std::static_pointer_cast<Plan>(cache.hit(last.slot));
+  // The same problem as the last call: its key is the same too, so compare
+  // the problems and skip building the key string.
+  if (g == last.last_guru) plan = std::static_pointer_cast<Plan>(cache.hit(last.slot));
   if (!plan) {
+    g.key_into(last.key);
     plan = std::static_pointer_cast<Plan>(
         cache.get_or_create_sized(last.key, [&] { return make_plan(g, in, out); }, &cached, &last.slot));
-    last.last_key = last.key;
+    last.last_guru = g;
   }
   plan->run(in, out);
   scale_and_conj(out, p.scale, p.conj_out);

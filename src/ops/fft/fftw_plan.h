@@ -14,6 +14,7 @@ namespace bp::ops::fft::fftw_detail {
 
 struct Iodim {
   int64_t n, is, os;  // size, input stride, output stride (elements)
+  bool operator==(const Iodim&) const = default;
 };
 
 // A problem as FFTW's guru64 interface sees it, with what else a plan depends on.
@@ -25,6 +26,7 @@ struct Guru {
   int threads = 1;
   int align_in = 0, align_out = 0;  // fftw_alignment_of of the arrays
   std::vector<Iodim> dims, howmany;
+  bool operator==(const Guru&) const = default;  // same problem: same key
   std::string key() const;   // the plan cache key
   void key_into(std::string& k) const;  // the same, into k's own memory (no allocation once it is large enough)
   std::string text() const;  // "c2c forward single [4096], 1 thread(s)"
