@@ -24,6 +24,7 @@
 
 #include <sys/mman.h>
 #include <unistd.h>
+#include "kernels/thread_scope.h"
 
 namespace {
 
@@ -184,14 +185,7 @@ void run(GemmIsa isa, bool bf16, const Problem& p, bool specials, uint32_t seed)
   check(p, o, got, "bf16 out");
 }
 
-class ThreadScope {
- public:
-  explicit ThreadScope(int n) { bp::set_num_threads(n); }
-  ~ThreadScope() { bp::set_num_threads(saved); }
-
- private:
-  int saved = bp::get_num_threads();
-};
+using bp::test::ThreadScope;
 
 TEST(GemmDirectA, MatchesTheOracleAroundEveryEdge) {
   ThreadScope one(1);

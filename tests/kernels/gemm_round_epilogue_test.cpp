@@ -21,6 +21,7 @@
 #include "backplane/runtime.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/thread_scope.h"
 
 namespace {
 
@@ -33,14 +34,7 @@ struct Shape {
 
 uint16_t to16(bool bf16, float x) { return bf16 ? bp::bfloat16_from_float(x).bits : bp::half_from_float(x).bits; }
 
-class ThreadScope {
- public:
-  explicit ThreadScope(int n) { bp::set_num_threads(n); }
-  ~ThreadScope() { bp::set_num_threads(saved); }
-
- private:
-  int saved = bp::get_num_threads();
-};
+using bp::test::ThreadScope;
 
 // Runs one case; returns a description of the first mismatch, or "".
 std::string check(GemmIsa isa, bool bf16, Shape s, float beta, bool specials, int threads, bool* fused) {

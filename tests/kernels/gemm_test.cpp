@@ -19,6 +19,7 @@
 #include "backplane/dtype.h"
 #include "backplane/runtime.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/thread_scope.h"
 
 namespace {
 
@@ -217,11 +218,7 @@ std::vector<Dt> dtypes_for(GemmIsa isa) {
 }
 
 // Restores the process thread count after a test changes it.
-struct ThreadScope {
-  int saved = bp::get_num_threads();
-  explicit ThreadScope(int n) { bp::set_num_threads(n); }
-  ~ThreadScope() { bp::set_num_threads(saved); }
-};
+using bp::test::ThreadScope;
 
 void expect_ok(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed) {
   const double worst = run_case(isa, dt, cs, seed);
