@@ -4,9 +4,9 @@
 //
 // Note [Conv default order]
 // The list in op.cpp is the fallback order (oneDNN first, as PyTorch's CPU
-// convolutions). For f32 forward 2-D CPU problems of four kinds, measured with
-// `backplane bench conv` (ResNet-50 and MobileNet-V2 layers, batch 1 and 8,
-// both layouts, 1 and 2 threads: docs/dispatch.md's conv section), another
+// convolutions). For f32 forward 2-D CPU problems of the kinds below,
+// measured with `backplane bench conv` (ResNet-50 and MobileNet-V2 layers,
+// batch 1 and 8, both layouts: docs/dispatch.md's conv section), another
 // implementation is faster than oneDNN by a margin worth a rule, and the
 // rank moves it first; the rest of the list keeps its order behind it:
 //   - winograd:f4x3 for 3x3 stride-1 one-group layers with at least
