@@ -15,11 +15,21 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/gemm_avx512_tile.h"
 
 namespace bp::kernels::cpu::detail {
+
+// The bf16 pair at p in every 32-bit lane. p may be only 2-byte aligned (A
+// read in place starts a pair at any element), so it is read with memcpy:
+// the same single load, without a misaligned int32 access.
+inline __m512 broadcast_bf16_pair(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return _mm512_castsi512_ps(_mm512_set1_epi32(v));
+}
 namespace {
 
 // The bytes of one k unit of an A row: an fp32 or f64 value, or a bf16 pair.
@@ -158,7 +168,7 @@ __attribute__((noinline)) void direct_tile_cols(int64_t k, ASrc a, const char* b
     for (int i = 0; i < ROWS; ++i) {
       R ai;
       if constexpr (Step::kUnit == 2) {
-        ai = _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a.row(i))));
+        ai = broadcast_bf16_pair(a.row(i));
       } else {
         ai = V::set1(*reinterpret_cast<const Acc*>(a.row(i)));
       }
@@ -183,7 +193,7 @@ __attribute__((noinline)) void direct_tile_cols(int64_t k, ASrc a, const char* b
         // A packed strip's pair has a zero partner already; in place, the
         // partner is past k.
         const R ai = ASrc::kRows ? bcast_first_of_pair(a.row(i))
-                                 : _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const int32_t*>(a.row(i))));
+                                 : broadcast_bf16_pair(a.row(i));
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], (__m512bh)ai, (__m512bh)bv[v]);
       }
