@@ -25,7 +25,7 @@ struct Bf16PairStep {
   static constexpr int kUnit = 2;
   static constexpr int lane_bytes = 4;  // a bf16 pair
   static R load_b(const void* b, int v) { return _mm512_load_ps(static_cast<const float*>(b) + v * 16); }
-  static R bcast(const char* p) { return _mm512_castsi512_ps(_mm512_set1_epi32(*reinterpret_cast<const int32_t*>(p))); }
+  static R bcast(const char* p) { return broadcast_bf16_pair(p); }  // p: a pair of A, in place or packed
   static R step(R c, R a, R b) { return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b); }
 };
 
