@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backplane/tensor.h"
 
@@ -37,43 +38,42 @@ void for_each_row_pair(const Shape& shape, const Shape& a_strides, const Shape& 
   for (int64_t s : shape) {
     if (s == 0) return;
   }
-  Shape size, as, bs;  // the coalesced dims, outermost first
+  struct Dim {
+    int64_t size, a, b, index;  // the strides in each view, the odometer's position
+  };
+  std::vector<Dim> dims;  // the coalesced dims, outermost first (one allocation, as the odometer had)
+  dims.reserve(shape.size());
   for (std::size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
-    if (!size.empty() && as.back() == a_strides[d] * shape[d] && bs.back() == b_strides[d] * shape[d]) {
-      size.back() *= shape[d];
-      as.back() = a_strides[d];
-      bs.back() = b_strides[d];
+    if (!dims.empty() && dims.back().a == a_strides[d] * shape[d] && dims.back().b == b_strides[d] * shape[d]) {
+      dims.back() = {dims.back().size * shape[d], a_strides[d], b_strides[d], 0};
       continue;
     }
-    size.push_back(shape[d]);
-    as.push_back(a_strides[d]);
-    bs.push_back(b_strides[d]);
+    dims.push_back({shape[d], a_strides[d], b_strides[d], 0});
   }
-  const int64_t ndim = static_cast<int64_t>(size.size());
-  if (ndim == 0) {
+  if (dims.empty()) {
     fn(int64_t{0}, int64_t{0}, int64_t{1}, int64_t{1}, int64_t{1});
     return;
   }
-  const int64_t inner = size[ndim - 1], a_step = as[ndim - 1], b_step = bs[ndim - 1];
-  Shape index(ndim, 0);
+  const Dim inner = dims.back();
   int64_t a = 0, b = 0;
   while (true) {
-    fn(a, b, inner, a_step, b_step);
+    fn(a, b, inner.size, inner.a, inner.b);
     // Odometer increment over the outer dims. The offsets only ever hold an
     // element of the views, and a dim rolls back by (size - 1) * stride, a
     // part of the view's extent: neither overflows (found by the dlpack
     // fuzzer when a size-1 dim's stride was multiplied by its size).
-    int64_t d = ndim - 2;
+    auto d = static_cast<int64_t>(dims.size()) - 2;
     for (; d >= 0; --d) {
-      if (++index[d] < size[d]) {
-        a += as[d];
-        b += bs[d];
+      Dim& m = dims[static_cast<std::size_t>(d)];
+      if (++m.index < m.size) {
+        a += m.a;
+        b += m.b;
         break;
       }
-      a -= as[d] * (size[d] - 1);
-      b -= bs[d] * (size[d] - 1);
-      index[d] = 0;
+      a -= m.a * (m.size - 1);
+      b -= m.b * (m.size - 1);
+      m.index = 0;
     }
     if (d < 0) return;
   }
