@@ -175,21 +175,25 @@ dispatch::Op& dispatch_op(std::string_view name) {
 
 // ---------------------------------------------------------------- calls
 
-ArgValue run(const Call& call) {
+namespace {
+// Dispatch, unless there is nothing to compute.
+void dispatch_call(const Call& call) {
   if (call.compute && call.op != nullptr) {
     threads::apply_num_threads_to_this_thread();
     dispatch::execute(*call.op, call.problem, call.params.get());
   }
+}
+}  // namespace
+
+ArgValue run(const Call& call) {
+  dispatch_call(call);
   return call.result ? call.result() : ArgValue{};
 }
 
 ArgValue run(Call&& call) {
-  if (!call.take_result) return run(static_cast<const Call&>(call));
-  if (call.compute && call.op != nullptr) {
-    threads::apply_num_threads_to_this_thread();
-    dispatch::execute(*call.op, call.problem, call.params.get());
-  }
-  return call.take_result();
+  dispatch_call(call);
+  if (call.take_result) return call.take_result();
+  return call.result ? call.result() : ArgValue{};
 }
 
 dispatch::Decision explain(const Call& call) {

@@ -116,8 +116,7 @@ void wrap_dims_into(const std::string& entry, const std::vector<int64_t>& dims, 
   out.clear();
   out.reserve(dims.size());
   for (int64_t d : dims) {
-    const int64_t w = d >= -ndim && d < ndim ? (d < 0 ? d + ndim : d)
-                                             : detail::wrap_dim(d, ndim, (entry + ": dim").c_str());  // throws
+    const int64_t w = detail::wrap_dim(d, ndim, (entry + ": dim").c_str());
     for (int64_t seen : out)
       if (seen == w) throw_bad_value(entry + ": dim", "dims with " + std::to_string(w) + " repeated",
                                      "unique dims (FFT dims must be unique)");

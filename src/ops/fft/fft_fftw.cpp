@@ -159,13 +159,8 @@ std::string dims_text(const std::vector<Iodim>& dims) {
 }  // namespace
 
 std::string Guru::key() const {
-  std::string k;
-  key_into(k);
-  return k;
-}
-
-void Guru::key_into(std::string& k) const {
   // The words gathered on the stack, then one copy into k.
+  std::string k;
   int64_t words[8 + 3 * 2 * 32];
   std::size_t w = 0;
   auto put = [&](int64_t v) {
@@ -175,12 +170,12 @@ void Guru::key_into(std::string& k) const {
     }
     words[w++] = v;
   };
-  k.clear();
   put(static_cast<int64_t>(kind)), put(single), put(sign), put(threads), put(effort), put(align_in), put(align_out);
   put(static_cast<int64_t>(dims.size()));
   for (const Iodim& d : dims) put(d.n), put(d.is), put(d.os);
   for (const Iodim& d : howmany) put(d.n), put(d.is), put(d.os);
   k.append(reinterpret_cast<const char*>(words), w * sizeof(int64_t));
+  return k;
 }
 
 std::string Guru::text() const {
@@ -438,7 +433,6 @@ using namespace fftw_detail;
 struct LastPlan {
   Guru guru;        // this call's problem (the vectors' memory reused)
   Guru last_guru;   // the last call's, whose plan `slot` holds
-  std::string key;  // the cache key, built only when the problem changed
   backends::cpu::FftPlanCache::Slot slot;
 };
 
@@ -464,9 +458,8 @@ void run(const Params& p) {
   // the problems and skip building the key string.
   if (g == last.last_guru) plan = std::static_pointer_cast<Plan>(cache.hit(last.slot));
   if (!plan) {
-    g.key_into(last.key);
     plan = std::static_pointer_cast<Plan>(
-        cache.get_or_create_sized(last.key, [&] { return make_plan(g, in, out); }, &cached, &last.slot));
+        cache.get_or_create_sized(g.key(), [&] { return make_plan(g, in, out); }, &cached, &last.slot));
     last.last_guru = g;
   }
   plan->run(in, out);

@@ -28,7 +28,6 @@ struct Guru {
   std::vector<Iodim> dims, howmany;
   bool operator==(const Guru&) const = default;  // same problem: same key
   std::string key() const;   // the plan cache key
-  void key_into(std::string& k) const;  // the same, into k's own memory (no allocation once it is large enough)
   std::string text() const;  // "c2c forward single [4096], 1 thread(s)"
 };
 
