@@ -121,7 +121,7 @@ inline void winograd_weight_taps(const ConvShape& s, const float* w, int64_t kp,
 template <class Ops>
 void winograd_weights(const ConvShape& s, const float* wt, int64_t cp, int64_t kp, int64_t k_begin, int64_t k_end,
                       float* u) {
-  const int64_t C = s.c, kw = k_end - k_begin;
+  const int64_t C = s.c, kw = k_end - k_begin, stride = winograd_tap_stride(kp);
   const int team = threads::team_size(C);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (int64_t c = 0; c < cp; ++c) {
@@ -129,7 +129,6 @@ void winograd_weights(const ConvShape& s, const float* wt, int64_t cp, int64_t k
       for (int e = 0; e < 36; ++e) std::fill_n(u + (e * cp + c) * kw, kw, 0.0f);
       continue;
     }
-    const int64_t stride = winograd_tap_stride(kp);
     transform_weight_rows<Ops>(wt + c * 9 * stride + k_begin, stride, kw, cp, c, u);
   }
 }
@@ -273,28 +272,24 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
   };
   for (int64_t t0 = 0; t0 < tiles; t0 += tb_max) {
     const int64_t tb = std::min<int64_t>(tb_max, tiles - t0);
-    // M_e[:, k0 : k0 + width] = V_e U_e for the 36 elements, shared out
-    // among the region's threads (U holds those `width` columns).
-    auto products = [&](int64_t k0, int64_t width) {
-#pragma omp for schedule(dynamic, 1)
-      for (int e = 0; e < 36; ++e)
-        gemm_f32(gemm_isa, {v + e * tb * cp, tb, cp, cp, 1}, {u + e * cp * width, cp, width, width, 1},
-                 {m + e * tb * kp + k0, tb, width, kp, 1}, 1.0f, 0.0f);
-    };
 #pragma omp parallel num_threads(team) if (team > 1)
     {
       one_thread_per_gemm();
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tb; ++t) wg.input_tile(t0 + t, t, tb, v);
-      if (!blocked) products(0, kp);
     }
-    for (int64_t k0 = 0; blocked && k0 < kp; k0 += kb) {
-      const int64_t k1 = std::min(kp, k0 + kb);
-      winograd_weights<Ops>(s, wt, cp, kp, k0, k1, u);
+    // One weight block (all of U unless blocked) at a time: M_e[:, k0 : k1]
+    // = V_e U_e for the 36 elements, U holding those `width` columns.
+    for (int64_t k0 = 0; k0 < kp; k0 += kb) {
+      const int64_t width = std::min(kp, k0 + kb) - k0;
+      if (blocked) winograd_weights<Ops>(s, wt, cp, kp, k0, k0 + width, u);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
         one_thread_per_gemm();
-        products(k0, k1 - k0);
+#pragma omp for schedule(dynamic, 1)
+        for (int e = 0; e < 36; ++e)
+          gemm_f32(gemm_isa, {v + e * tb * cp, tb, cp, cp, 1}, {u + e * cp * width, cp, width, width, 1},
+                   {m + e * tb * kp + k0, tb, width, kp, 1}, 1.0f, 0.0f);
       }
     }
 #pragma omp parallel num_threads(team) if (team > 1)
