@@ -86,32 +86,6 @@ float* staging_area(std::size_t bytes, StoragePtr& owned) {
   return static_cast<float*>(owned->data());
 }
 
-// Batch offsets of one operand, its strides read once: Tensor::stride
-// checks and wraps the dim on every call, which a batch of tiny products
-// pays per entry.
-struct BatchStrides {
-  const Shape& shape;
-  int64_t strides[2][8] = {};
-  int dims;
-  BatchStrides(const Shape& batch_shape, const Tensor& a, const Tensor& b)
-      : shape(batch_shape), dims(static_cast<int>(batch_shape.size())) {
-    if (dims > 8) return;  // offset() falls back to batch_offset
-    for (int d = 0; d < dims; ++d) strides[0][d] = a.stride(d), strides[1][d] = b.stride(d);
-  }
-  void offsets(const Tensor& a, const Tensor& b, int64_t index, int64_t* oa, int64_t* ob) const {
-    if (dims > 8) {
-      *oa = batch_offset(a, shape, index), *ob = batch_offset(b, shape, index);
-      return;
-    }
-    *oa = *ob = 0;
-    for (int d = dims - 1; d >= 0; --d) {
-      const int64_t size = shape[static_cast<std::size_t>(d)], i = index % size;
-      *oa += i * strides[0][d], *ob += i * strides[1][d];
-      index /= size;
-    }
-  }
-};
-
 template <class Acc>
 void run_batches(const Params& p, const std::function<void(const Gemm2D&)>& gemm, kernels::cpu::GemmIsa isa) {
   const int64_t in_size = static_cast<int64_t>(dtype_itemsize(p.dtype));
@@ -122,7 +96,6 @@ void run_batches(const Params& p, const std::function<void(const Gemm2D&)>& gemm
   const char* a0 = static_cast<const char*>(p.a.data());
   const char* b0 = static_cast<const char*>(p.b.data());
   const int64_t a_rs = p.a.stride(-2), a_cs = p.a.stride(-1), b_rs = p.b.stride(-2), b_cs = p.b.stride(-1);
-  const BatchStrides strides(p.batch_shape, p.a, p.b);
   const bool bias = p.has_bias();
   for (int64_t index = 0; index < p.batch; ++index) {
     Acc* c = widen ? reinterpret_cast<Acc*>(workspace)
@@ -130,8 +103,7 @@ void run_batches(const Params& p, const std::function<void(const Gemm2D&)>& gemm
     uint16_t* out16 = widen ? static_cast<uint16_t*>(p.out.data()) + index * p.m * p.n : nullptr;
     bool rounded = false;
     if (bias) fill_bias<Acc>(p, index, c, p.n);
-    int64_t oa = 0, ob = 0;
-    strides.offsets(p.a, p.b, index, &oa, &ob);
+    const int64_t oa = batch_offset(p.a, p.batch_shape, index), ob = batch_offset(p.b, p.batch_shape, index);
     gemm(Gemm2D{a0 + oa * in_size, a_rs, a_cs, b0 + ob * in_size, b_rs, b_cs, c, p.n, p.alpha, bias ? 1.0 : 0.0,
                 out16, &rounded});
     if (widen && !rounded) round_into(p.dtype, isa, workspace, out16, p.m * p.n);
@@ -141,10 +113,13 @@ void run_batches(const Params& p, const std::function<void(const Gemm2D&)>& gemm
 }  // namespace
 
 int64_t batch_offset(const Tensor& t, const Shape& batch_shape, int64_t index) {
+  // The strides read straight from the vector: Tensor::stride(d) checks and
+  // wraps d on every call, which a batch of tiny products paid per entry.
+  const Shape& strides = t.strides();
   int64_t offset = 0;
-  for (int64_t d = static_cast<int64_t>(batch_shape.size()) - 1; d >= 0; --d) {
+  for (std::size_t d = batch_shape.size(); d-- > 0;) {
     const int64_t size = batch_shape[d];
-    offset += (index % size) * t.stride(d);
+    offset += (index % size) * strides[d];
     index /= size;
   }
   return offset;
