@@ -99,6 +99,17 @@ bool read_shapes(nb::handle operands, bool shapes_only, std::vector<std::vector<
   return true;
 }
 
+// The path search both bindings run, the GIL released while it works.
+EinsumPath search_path(const std::string& equation, const std::vector<std::vector<int64_t>>& shapes,
+                       nb::handle optimize, nb::handle memory_limit, bool report) {
+  EinsumPathOptions o;
+  read_optimize(optimize, o);
+  read_memory_limit(memory_limit, o);
+  o.report = report;
+  nb::gil_scoped_release release;
+  return einsum_contract_path(equation, shapes, o);
+}
+
 }  // namespace
 
 void bind_opt_einsum(nb::module_& m) {
@@ -111,15 +122,7 @@ void bind_opt_einsum(nb::module_& m) {
          bool shapes_only) -> nb::object {
         std::vector<std::vector<int64_t>> shapes;
         if (!read_shapes(operands, shapes_only, shapes)) return nb::none();
-        EinsumPathOptions o;
-        read_optimize(optimize, o);
-        read_memory_limit(memory_limit, o);
-        o.report = false;
-        EinsumPath p;
-        {
-          nb::gil_scoped_release release;
-          p = einsum_contract_path(equation, shapes, o);
-        }
+        const EinsumPath p = search_path(equation, shapes, optimize, memory_limit, false);
         nb::list path, dims;
         for (const auto& step : p.path) path.append(ints_tuple(step));
         for (const auto& shape : shapes) {
@@ -150,15 +153,7 @@ void bind_opt_einsum(nb::module_& m) {
       "einsum_contract_path",
       [](const std::string& equation, const std::vector<std::vector<int64_t>>& shapes, nb::handle optimize,
          nb::handle memory_limit, bool report) {
-        EinsumPathOptions o;
-        read_optimize(optimize, o);
-        read_memory_limit(memory_limit, o);
-        o.report = report;
-        EinsumPath p;
-        {
-          nb::gil_scoped_release release;
-          p = einsum_contract_path(equation, shapes, o);
-        }
+        const EinsumPath p = search_path(equation, shapes, optimize, memory_limit, report);
         nb::dict d;
         nb::list path, steps, scale, size;
         for (const auto& step : p.path) path.append(ints_tuple(step));

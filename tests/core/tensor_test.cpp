@@ -253,7 +253,6 @@ TEST(TensorConvert, StridedSourceAndDestination) {
   expect_error([&] { dst.copy_from(a); }, ErrorKind::Value, {"Tensor.copy_from", "[3, 4]", "[4, 3]"});
 }
 
-
 // The element of t at a row-major linear index, read through its shape and
 // strides one index at a time (an oracle apart from the row walker).
 double element_at(const Tensor& t, int64_t linear) {

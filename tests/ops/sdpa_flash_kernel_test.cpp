@@ -227,6 +227,19 @@ TEST(FlashKernel, TileEdges) {
   }
 }
 
+// n normal values as 16-bit bits (bf16, or f16) in `bits`, and the floats
+// those bits hold (what the fp64 oracle then reads).
+std::vector<float> random_16bit(std::mt19937& rng, std::normal_distribution<float>& nd, bool bf16, int64_t n,
+                                std::vector<uint16_t>& bits) {
+  std::vector<float> t(static_cast<std::size_t>(n));
+  bits.resize(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    bits[i] = bf16 ? bfloat16_bits_from_double(nd(rng)) : half_bits_from_double(nd(rng));
+    t[i] = bf16 ? bfloat16_bits_to_float(bits[i]) : half_bits_to_float(bits[i]);
+  }
+  return t;
+}
+
 // bf16 and f16 in and out on the AVX-512 block step (Note [AVX-512 flash
 // block step]: P rounded to bf16 in the softmax, Oᵀ rescaled there, the
 // transposed vector output) and on the portable step, at the edges of the
@@ -239,12 +252,7 @@ void check_half(DType elem, int64_t L, int64_t S, bool causal, bool masked, bool
   const bool bf16 = elem == DType::bf16;
   const auto to16 = [&](double x) { return bf16 ? bfloat16_bits_from_double(x) : half_bits_from_double(x); };
   const auto from16 = [&](uint16_t h) { return bf16 ? bfloat16_bits_to_float(h) : half_bits_to_float(h); };
-  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) {
-    std::vector<float> t(static_cast<std::size_t>(n));
-    bits.resize(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) bits[i] = to16(nd(rng)), t[i] = from16(bits[i]);
-    return t;
-  };
+  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) { return random_16bit(rng, nd, bf16, n, bits); };
   std::vector<uint16_t> qh, kh, vh;
   const std::vector<float> q = fill(L * E, qh), v = fill(S * Ev, vh);
   std::vector<float> k = fill(S * E, kh);
@@ -307,7 +315,6 @@ TEST(FlashKernel, HalfTypesAtTileEdges) {
     }
 }
 
-
 // Note [Packed key and value panels]: bf16 with several batch entries (a
 // thread's packed panels must follow its entry), the value head transposed
 // in memory (Vᵀ packed from a column-major view), small odd tiles (several
@@ -318,12 +325,7 @@ void check_bf16_batch(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal,
   const int64_t E = 24, Ev = 40, batch = 3;
   std::mt19937 rng(static_cast<uint32_t>(L * 31 + S));
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) {
-    std::vector<float> t(static_cast<std::size_t>(n));
-    bits.resize(static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) bits[i] = bfloat16_bits_from_double(nd(rng)), t[i] = bfloat16_bits_to_float(bits[i]);
-    return t;
-  };
+  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) { return random_16bit(rng, nd, true, n, bits); };
   std::vector<uint16_t> qh, kh, vh;
   const std::vector<float> q = fill(batch * L * E, qh), k = fill(batch * S * E, kh), v = fill(batch * S * Ev, vh);
   // V stored per entry as Ev x S (column-major S x Ev view).

@@ -336,19 +336,28 @@ KERNEL_SHAPES = [(5, 8, 1), (3, 24, 1), (13, 1000, 1), (7, 1030, 2), (9, 5, 3), 
                  (257, 72, 49), (4, 8, 100)]
 
 
+def tile_edge_case(i, out, k, n, np_dtype):
+    """Shape i of a tile-edge list: the weight (one group emptied), its sparse form, the activations' wide
+    buffer, the activations as NumPy sees them and as Backplane gets them (strided every other shape: the
+    scalar packing)."""
+    w = dense_weight(out, k, np_dtype)
+    if out > 2:
+        w[2, : min(k, 4)] = 0  # an empty group stores zeros
+    ws = sparse.to_sparse_semi_structured(w)
+    wide = rand((n, 2 * k), np_dtype)
+    xs = wide[:, ::2] if i % 2 else wide[:, :k]
+    x = backplane.asarray(wide)[:, ::2] if i % 2 else backplane.asarray(wide[:, :k])
+    return w, ws, wide, xs, x
+
+
 @pytest.mark.parametrize("impl", KERNELS)
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
 def test_kernels_at_their_tile_edges(impl, dtype):
     np_dtype, tol = DTYPES[dtype]
     with backends.implementations("sparse", impl):
         for i, (out, k, n) in enumerate(KERNEL_SHAPES):
-            w = dense_weight(out, k, np_dtype)
-            if out > 2:
-                w[2, : min(k, 4)] = 0  # an empty group stores zeros
-            ws = sparse.to_sparse_semi_structured(w)
-            wide = rand((n, 2 * k), np_dtype)
-            x = backplane.asarray(wide)[:, ::2] if i % 2 else backplane.asarray(wide[:, :k])  # strided every other
-            want = oracle(wide[:, ::2] if i % 2 else wide[:, :k], w)
+            w, ws, wide, xs, x = tile_edge_case(i, out, k, n, np_dtype)
+            want = oracle(xs, w)
             assert backends.explain("linear", x, ws).chosen == impl
             close(backplane.nn.functional.linear(x, ws), want, tol, k)
             close(backplane.matmul(ws, backplane.asarray(wide[:, :k]).T), oracle(wide[:, :k], w).T, tol, k)
@@ -405,13 +414,7 @@ def test_avx512_kernels_against_the_rounded_operands(dtype):
         if medium:
             backplane.set_float32_matmul_precision("medium")
         for i, (out, k, n) in enumerate(AVX512_SHAPES):
-            w = dense_weight(out, k, np_dtype)
-            if out > 2:
-                w[2, : min(k, 4)] = 0  # an empty group stores zeros
-            ws = sparse.to_sparse_semi_structured(w)
-            wide = rand((n, 2 * k), np_dtype)
-            xs = wide[:, ::2] if i % 2 else wide[:, :k]  # strided rows every other shape: the scalar packing
-            x = backplane.asarray(wide)[:, ::2] if i % 2 else backplane.asarray(wide[:, :k])
+            w, ws, wide, xs, x = tile_edge_case(i, out, k, n, np_dtype)
             rounded = bf16_round if medium else (lambda a: np.asarray(a, np.float64))
             want = oracle(rounded(xs), rounded(w))
             close(backplane.nn.functional.linear(x, ws), want, tol, k)
