@@ -1,8 +1,8 @@
 #include "core/threads.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <atomic>
 #include <mutex>
 #include <string>

@@ -27,7 +27,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <climits>
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
