@@ -22,6 +22,7 @@
 
 #include "backplane/device.h"
 #include "backplane/dtype.h"
+#include "backplane/shape.h"
 
 // The DLPack ABI structs (defined in src/core/dlpack_abi.h, matching the
 // public DLPack 1.x layout); public headers only name them.
@@ -31,8 +32,6 @@ struct DLManagedTensorVersioned;
 }
 
 namespace bp {
-
-using Shape = std::vector<int64_t>;
 
 // A block of memory on one device. Not copyable: share it through StoragePtr.
 class Storage {
@@ -87,15 +86,24 @@ class Tensor {
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }
-  Device device() const;
+  Device device() const {
+    check_defined("Tensor.device");
+    return storage_->device();
+  }
   int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
   const Shape& shape() const { return shape_; }
   const Shape& strides() const { return strides_; }
   // Negative dims count from the end; out of range is an IndexError.
-  int64_t size(int64_t dim) const;
-  int64_t stride(int64_t dim) const;
+  // These accessors are inline, their errors out of line: an op call reads
+  // a few dozen of them (Note [Shapes without the heap] has the budget).
+  int64_t size(int64_t dim) const { return shape_[wrapped(dim, "Tensor.size")]; }
+  int64_t stride(int64_t dim) const { return strides_[wrapped(dim, "Tensor.stride")]; }
   int64_t storage_offset() const { return offset_; }
-  int64_t numel() const;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : shape_) n *= s;
+    return n;
+  }
   std::size_t itemsize() const { return dtype_itemsize(dtype_); }
   std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * itemsize(); }
   const StoragePtr& storage() const { return storage_; }
@@ -142,7 +150,10 @@ class Tensor {
   void copy_from(const Tensor& src);
 
   // Address of element [0, 0, ...] (a device pointer for cuda tensors).
-  void* data() const;
+  void* data() const {
+    check_defined("Tensor.data");
+    return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
+  }
   // Typed address of element [0, ...]; Elem must be the dtype's C++ type
   // (dtype_cpp_t), else TypeError.
   template <class Elem>
@@ -155,7 +166,19 @@ class Tensor {
   std::string str() const;
 
  private:
-  void check_defined(const char* op) const;
+  void check_defined(const char* op) const {
+    if (storage_ == nullptr) [[unlikely]]
+      throw_undefined(op);
+  }
+  [[noreturn]] static void throw_undefined(const char* op);
+  std::size_t wrapped(int64_t dim, const char* op) const {
+    const int64_t n = ndim();
+    if (dim >= 0 && dim < n) [[likely]]
+      return static_cast<std::size_t>(dim);
+    if (dim < 0 && dim >= -n) return static_cast<std::size_t>(dim + n);
+    throw_bad_dim(dim, n, op);
+  }
+  [[noreturn]] static void throw_bad_dim(int64_t dim, int64_t ndim, const char* op);
   void check_element_type(DType wanted, const char* op) const;
 
   StoragePtr storage_;

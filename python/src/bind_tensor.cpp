@@ -327,12 +327,19 @@ Tensor getitem(const Tensor& t, nb::handle key) {
   return out;
 }
 
+// A shape or strides as a Python tuple of ints.
+nb::tuple int_tuple(const Shape& values) {
+  nb::list items;
+  for (int64_t v : values) items.append(v);
+  return nb::tuple(items);
+}
+
 // ------------------------------------------------------------ repr
 
 std::string repr(const Tensor& t) {
   std::string tail = std::string(", dtype=") + dtype_name(t.dtype());
   if (!t.device().is_cpu()) {
-    nb::object shape = nb::tuple(nb::cast(t.shape()));
+    nb::object shape = int_tuple(t.shape());
     return "Tensor(shape=" + nb::cast<std::string>(nb::repr(shape)) + tail + ", device='" + t.device().str() +
            "')";
   }
@@ -384,8 +391,8 @@ void bind_tensor(nb::module_& m) {
   nb::class_<Tensor>(m, "Tensor",
                      "A strided array on the CPU or a CUDA device. Indexing and .T return views; "
                      ".to(), .contiguous() and .numpy() share memory when nothing needs to change.")
-      .def_prop_ro("shape", [](const Tensor& t) { return nb::tuple(nb::cast(t.shape())); })
-      .def_prop_ro("strides", [](const Tensor& t) { return nb::tuple(nb::cast(t.strides())); },
+      .def_prop_ro("shape", [](const Tensor& t) { return int_tuple(t.shape()); })
+      .def_prop_ro("strides", [](const Tensor& t) { return int_tuple(t.strides()); },
                    "Strides in elements (NumPy's are in bytes).")
       .def_prop_ro("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); })
       .def_prop_ro("device", [](const Tensor& t) { return t.device().str(); })

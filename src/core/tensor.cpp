@@ -23,13 +23,10 @@ void throw_bad_index(const std::string& op, const std::string& value, const std:
   throw Error(ErrorKind::Index, op + ": expected " + allowed + ", got " + value, op, value, allowed);
 }
 
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
-  if (dim < -ndim || dim >= ndim) {
-    throw_bad_index(op, "dim " + std::to_string(dim),
-                    ndim == 0 ? std::string("no dim (the tensor is 0-d)")
-                              : "a dim in [" + std::to_string(-ndim) + ", " + std::to_string(ndim) + ")");
-  }
-  return dim < 0 ? dim + ndim : dim;
+void throw_bad_dim(int64_t dim, int64_t ndim, const char* op) {
+  throw_bad_index(op, "dim " + std::to_string(dim),
+                  ndim == 0 ? std::string("no dim (the tensor is 0-d)")
+                            : "a dim in [" + std::to_string(-ndim) + ", " + std::to_string(ndim) + ")");
 }
 
 Extent element_extent(const Shape& shape, const Shape& strides, const char* op, int64_t itemsize) {
@@ -150,21 +147,7 @@ Tensor Tensor::from_storage(StoragePtr storage, const Shape& shape, const Shape&
   return t;
 }
 
-Device Tensor::device() const {
-  check_defined("Tensor.device");
-  return storage_->device();
-}
-
-int64_t Tensor::size(int64_t dim) const { return shape_[detail::wrap_dim(dim, ndim(), "Tensor.size")]; }
-int64_t Tensor::stride(int64_t dim) const {
-  return strides_[detail::wrap_dim(dim, ndim(), "Tensor.stride")];
-}
-
-int64_t Tensor::numel() const {
-  int64_t n = 1;
-  for (int64_t s : shape_) n *= s;
-  return n;
-}
+void Tensor::throw_bad_dim(int64_t dim, int64_t ndim, const char* op) { detail::throw_bad_dim(dim, ndim, op); }
 
 bool Tensor::is_contiguous() const {
   if (numel() == 0) return true;
@@ -190,10 +173,6 @@ Tensor Tensor::clone() const {
   return out;
 }
 
-void* Tensor::data() const {
-  check_defined("Tensor.data");
-  return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize());
-}
 
 std::string Tensor::str() const {
   if (!defined()) return "Tensor(undefined)";
@@ -201,8 +180,8 @@ std::string Tensor::str() const {
          ", device=" + device().str() + ")";
 }
 
-void Tensor::check_defined(const char* op) const {
-  if (!defined()) throw_runtime(op, std::string(op) + ": the tensor is undefined (default-constructed)");
+void Tensor::throw_undefined(const char* op) {
+  throw_runtime(op, std::string(op) + ": the tensor is undefined (default-constructed)");
 }
 
 void Tensor::check_element_type(DType wanted, const char* op) const {

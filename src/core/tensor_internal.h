@@ -17,8 +17,17 @@ std::string shape_str(const Shape& shape);
 [[noreturn]] void throw_bad_index(const std::string& op, const std::string& value,
                                   const std::string& allowed);
 
-// Wraps a negative dim; IndexError when outside [-ndim, ndim).
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// IndexError "<op>: expected a dim in [-ndim, ndim), got dim <dim>".
+[[noreturn]] void throw_bad_dim(int64_t dim, int64_t ndim, const char* op);
+
+// Wraps a negative dim; IndexError when outside [-ndim, ndim). Inline, the
+// error out of line: ops wrap their dims on every call.
+inline int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  if (dim >= 0 && dim < ndim) [[likely]]
+    return dim;
+  if (dim < 0 && dim >= -ndim) return dim + ndim;
+  throw_bad_dim(dim, ndim, op);
+}
 
 // Calls fn(a_offset, b_offset, inner, a_step, b_step) once per row of two
 // views of `shape` with strides a_strides and b_strides: the row's first

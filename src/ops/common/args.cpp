@@ -167,9 +167,14 @@ std::string EntrySpec::signature() const {
 Args::Args(const EntrySpec& entry, std::vector<ArgValue> values, std::vector<ArgValue> sequence)
     : entry_(&entry), values_(std::move(values)), sequence_(std::move(sequence)) {}
 
+// Names are a few letters long: the length and first letter settle almost
+// every comparison without a call to memcmp (an FFT call looks up six).
 const ArgValue& Args::operator[](std::string_view name) const {
-  for (std::size_t i = 0; i < entry_->args.size(); ++i)
-    if (entry_->args[i].name == name) return values_[i];
+  const std::vector<ArgSpec>& specs = entry_->args;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::string& n = specs[i].name;
+    if (n.size() == name.size() && (name.empty() || n[0] == name[0]) && n == name) return values_[i];
+  }
   throw_runtime(entry_->name, entry_->name + ": asks for argument '" + std::string(name) +
                                   "', which it does not declare");
 }

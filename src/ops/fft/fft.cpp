@@ -89,7 +89,7 @@ std::string torch_dtype_name(DType t) {
 // `view` with dim dims[i] of size sizes[i]: trimmed (a view) or zero-padded
 // (a copy), for every dim at once so a padded input is copied once. Taken
 // by value: a call that changes nothing (the usual one) returns it as it came.
-Tensor resized(Tensor view, const std::vector<int64_t>& dims, const std::vector<int64_t>& sizes) {
+Tensor resized(Tensor view, const Shape& dims, const Shape& sizes) {
   bool grow = false;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = dims[i];
@@ -110,13 +110,20 @@ Tensor resized(Tensor view, const std::vector<int64_t>& dims, const std::vector<
   return device.is_cpu() ? padded : padded.to(device);
 }
 
+// A dim argument wrapped; the error's subject ("fftn: dim") is built only
+// when there is an error to raise.
+int64_t wrap_transform_dim(const std::string& entry, int64_t d, int64_t ndim) {
+  if (d >= -ndim && d < ndim) [[likely]]
+    return d < 0 ? d + ndim : d;
+  return detail::wrap_dim(d, ndim, (entry + ": dim").c_str());  // raises
+}
+
 // The transform dims: wrapped, unique, in the order given, into `out`.
-void wrap_dims_into(const std::string& entry, const std::vector<int64_t>& dims, int64_t ndim,
-                    std::vector<int64_t>& out) {
+void wrap_dims_into(const std::string& entry, const std::vector<int64_t>& dims, int64_t ndim, Shape& out) {
   out.clear();
   out.reserve(dims.size());
   for (int64_t d : dims) {
-    const int64_t w = detail::wrap_dim(d, ndim, (entry + ": dim").c_str());
+    const int64_t w = wrap_transform_dim(entry, d, ndim);
     for (int64_t seen : out)
       if (seen == w) throw_bad_value(entry + ": dim", "dims with " + std::to_string(w) + " repeated",
                                      "unique dims (FFT dims must be unique)");
@@ -175,7 +182,7 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
   }
   // Pad or trim to the signal sizes (the halved dim of a c2r input to n/2 + 1).
   if (kind == Kind::c2r && !p->n.empty()) {
-    std::vector<int64_t> in_sizes = p->n;
+    Shape in_sizes = p->n;
     in_sizes.back() = in_sizes.back() / 2 + 1;
     p->in = resized(std::move(in), p->dims, in_sizes);
   } else {
@@ -252,7 +259,7 @@ Call prepare_1d(const OneD& e, const Args& a) {
   p->conj_in = e.conj_in;
   p->conj_out = e.conj_out;
   const Tensor& input = input_of(a, p->entry);
-  const int64_t dim = detail::wrap_dim(a.integer("dim"), input.ndim(), (p->entry + ": dim").c_str());
+  const int64_t dim = wrap_transform_dim(p->entry, a.integer("dim"), input.ndim());
   int64_t n;
   if (!a.is_none("n")) {
     n = a.integer("n");

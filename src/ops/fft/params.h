@@ -31,8 +31,8 @@ struct Params {
   Tensor out;                   // contiguous, complex (c2c, r2c) or real (c2r)
   Kind kind = Kind::c2c;
   bool forward = true;          // c2c: the sign of the exponent (-1 forward); r2c forward, c2r backward always
-  std::vector<int64_t> dims;    // transform dims of in/out, in order (real kinds: the last is the halved one)
-  std::vector<int64_t> n;       // logical signal sizes, one per dim
+  Shape dims;                   // transform dims of in/out, in order (real kinds: the last is the halved one)
+  Shape n;                      // logical signal sizes, one per dim
   double scale = 1.0;           // the norm's factor
   bool conj_in = false;         // hfft: the input conjugated before the c2r
   bool conj_out = false;        // ihfft: the output conjugated after the r2c
