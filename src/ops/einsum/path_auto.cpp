@@ -6,14 +6,29 @@
 // beyond). Native searches are cheap enough to do better at the same
 // speed: up to 4 operands the exact optimum; beyond, that same choice,
 // then dp within a budget of joins (up to kDpMaxOperands operands), or,
-// where dp would take too long, the cheapest of that path and kTrials
-// sampled greedy paths (Note [Sampled greedy]) with every subtree re-planned
-// exactly in three rounds, its pieces cut at the costliest joins (up to
-// kWindow pieces), then at the joins over the most operands and at the
-// largest intermediates (up to kOtherWindow pieces: Note [Three
-// openings]); the cheapest path wins. So auto is never costlier than opt_einsum's auto, and matches dp
-// wherever dp fits the budget. bench/einsum_auto_bench.cpp measures how
-// close it comes to dp beyond, and how long it takes.
+// where dp would take too long:
+//   1. kTrials sampled greedy paths (Note [Sampled greedy]) and kCutTrees
+//      trees cut top down (Note [Cut trees] in path_pool.h), every set of
+//      operands they join kept in a pool;
+//   2. the cheapest tree made of pool sets (Note [Pooled trees]), unless
+//      the cheapest sampled path is cheaper;
+//   3. that tree, and opt_einsum's path too, re-planned exactly in windows
+//      cut at the costliest joins (up to kWindow pieces), both into the
+//      pool, and the pool's cheapest tree again;
+//   4. two more rounds of re-planning in windows cut at the joins over the
+//      most operands and at the largest intermediates (up to kOtherWindow
+//      pieces: Note [Three openings]).
+// The cheapest path wins, so auto is never costlier than opt_einsum's
+// auto, and matches dp wherever dp fits the budget.
+// bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
+// how long it takes: on 1280 seeded networks of 16-30 operands (--first-seed
+// 0 and 1000, both kinds) paths above 1.2x dp's cost went from 39 (the
+// cheapest sampled path re-planned, 24 samples) to 21, and from 16 to 7 on
+// 640 networks never used for tuning (--first-seed 2000), for about 8 %
+// more work; 128 samples and 128 cut trees get to 6 of 1280 in five times
+// the time. Step 3 re-plans opt_einsum's path too because the cheapest
+// tree before re-planning is not always the cheapest after: alone, the
+// pooled tree lost to opt_einsum's re-planned path on a few networks.
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -23,17 +38,13 @@
 // the score size(result) - costmod * (size(a) + size(b)) (costmod 1 is
 // opt_einsum's "memory removed"), less Gumbel noise of scale temperature *
 // max(1, |score|), which picks a pair with the Boltzmann probability of its
-// score; costmod and temperature are drawn per path from the ranges that
-// did best on random networks of 20 to 30 operands. Since the re-planning
-// got cheaper (Note [Capped windows]), 24 paths with costmod in [1, 2]
-// (12 in [1, 1.5] before) fit in the time the search took before: on 768
-// seeded networks of 16-30 operands, half of them never used for tuning
-// (bench/einsum_auto_bench.cpp, --first-seed 0 and 1000), paths above 1.2x
-// dp's cost went from 27 to 19; more paths, or the cheapest few of 64 each
-// re-planned, got to 15 for twice the time. Operands that share no
-// label meet last, smallest first. A path is dropped as soon as it costs
-// more than the cheapest so far, and the draws come from a fixed seed, so
-// a network always gets the same path (the path cache relies on it).
+// score; costmod (in [1, 2]) and temperature (in [0.1, 0.3]) are drawn per
+// path from the ranges that did best on random networks of 20 to 30
+// operands. Operands that share no label meet last, smallest first. A path
+// is given up as soon as it costs more than the cheapest so far (what it
+// joined until then still goes into the pool), and the draws come from a
+// fixed seed, so a network always gets the same path (the path cache
+// relies on it).
 
 #include <algorithm>
 #include <bit>
@@ -189,6 +200,10 @@ struct Subsets {
 // above it: the search is dp's, capped by the incumbent. Sets whose pieces
 // share no label are skipped, as dp skips them (no outer products inside
 // a connected region); a region that is not connected stays as it is.
+// In auto, a region whose joins cost less than kLeast of the whole tree
+// is not re-planned at all: it cannot make the tree much cheaper, and such
+// regions are most of them (in the bench, as many paths above 1.2x dp's
+// cost with it as without, for 14 % less work).
 
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
 // pieces opened as `opening` says; true when it got cheaper.
@@ -580,24 +595,19 @@ Found auto_path(const Network& net) {
   double pooled_cost = 0;
   if (pool.solve(pooled, pooled_cost) && pooled_cost < cost * (1 - 1e-12)) {
     tree = std::move(pooled);
-    cost = pooled_cost;
     how = "pooled trees";
   }
   const auto scratch = std::make_unique<Subsets>();
-  auto tree_cost = [&](const Tree& t) { return cost_of(net, tree_to_path(t, n)); };
-  // The first round on the greedy start too (Note [Pooled trees]): the
-  // cheapest tree before re-planning is not always the cheapest after.
-  if (how != best.how) {
-    JoinCosts first_join(lv, first);
-    improve_tree(lv, first, first_join, *scratch, kWindow, Opening::costliest, kLeast);
-    pool.add_tree(first);
-  }
-  {
-    JoinCosts join(lv, tree);
-    improve_tree(lv, tree, join, *scratch, kWindow, Opening::costliest, kLeast);
-  }
-  pool.add_tree(tree);
-  if (pool.solve(pooled, pooled_cost) && pooled_cost < tree_cost(tree) * (1 - 1e-12)) {
+  // The first round on opt_einsum's path too: the cheapest tree before
+  // re-planning is not always the cheapest after.
+  auto first_round = [&](Tree& t) {
+    JoinCosts join(lv, t);
+    improve_tree(lv, t, join, *scratch, kWindow, Opening::costliest, kLeast);
+    pool.add_tree(t);
+  };
+  if (how != best.how) first_round(first);
+  first_round(tree);
+  if (pool.solve(pooled, pooled_cost) && pooled_cost < cost_of(net, tree_to_path(tree, n)) * (1 - 1e-12)) {
     tree = std::move(pooled);
     how = "pooled trees";
   }
