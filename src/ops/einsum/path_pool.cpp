@@ -61,17 +61,23 @@ void SetPool::add_tree(const Tree& t) {
 bool SetPool::solve(Tree& out, double& cost) {
   const int n = lv_.net().size();
   const std::size_t count = sets_.size();
-  std::vector<int> order(count), ones(count);
-  for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<int>(i), ones[i] = std::popcount(sets_[i]);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ones[a] < ones[b]; });
-  // Pool sets by lowest operand, smaller sets first: the part of a split
-  // holding a set's lowest operand has the same lowest operand.
+  // The pool by size (a counting sort), then by lowest operand: the part of
+  // a split holding a set's lowest operand has the same lowest operand, and
+  // is smaller.
+  std::vector<int> ones(count), order(count), start(static_cast<std::size_t>(n) + 2, 0);
+  for (std::size_t i = 0; i < count; ++i) ++start[(ones[i] = std::popcount(sets_[i])) + 1];
+  for (int k = 1; k <= n + 1; ++k) start[k] += start[k - 1];
+  for (std::size_t i = 0; i < count; ++i) order[start[ones[i]]++] = static_cast<int>(i);
   struct Candidate {
     uint64_t set;
     int ones, at;
   };
-  std::vector<std::vector<Candidate>> by_low(static_cast<std::size_t>(n));
-  for (int i : order) by_low[std::countr_zero(sets_[i])].push_back({sets_[i], ones[i], i});
+  std::vector<Candidate> by_low(count);
+  std::vector<int> low_start(static_cast<std::size_t>(n) + 1, 0);
+  for (std::size_t i = 0; i < count; ++i) ++low_start[std::countr_zero(sets_[i]) + 1];
+  for (int k = 1; k <= n; ++k) low_start[k] += low_start[k - 1];
+  std::vector<int> fill(low_start.begin(), low_start.end() - 1);
+  for (int i : order) by_low[fill[std::countr_zero(sets_[i])]++] = {sets_[i], ones[i], i};
   std::vector<double> best(count, kInf);
   std::vector<int> split(count, -1);
   std::vector<uint8_t> reduce(count, 0);
@@ -84,7 +90,9 @@ bool SetPool::solve(Tree& out, double& cost) {
       best[i] = 0;
       continue;
     }
-    for (const Candidate& c : by_low[std::countr_zero(s)]) {
+    const int low = std::countr_zero(s);
+    for (int k = low_start[low]; k < low_start[low + 1]; ++k) {
+      const Candidate& c = by_low[k];
       if (c.ones >= ones[i]) break;
       const int a = c.at;
       if ((c.set & ~s) || best[a] >= best[i]) continue;  // a join costs at least nothing
