@@ -12,23 +12,28 @@
 //      operands they join kept in a pool;
 //   2. the cheapest tree made of pool sets (Note [Pooled trees]), unless
 //      the cheapest sampled path is cheaper;
-//   3. that tree, and opt_einsum's path too, re-planned exactly in windows
-//      cut at the costliest joins (up to kWindow pieces), both into the
-//      pool, and the pool's cheapest tree again;
+//   3. that tree, and opt_einsum's path too where it costs less than
+//      kAlsoReplan times the cheapest sampled path, re-planned exactly in
+//      windows cut at the costliest joins (up to kWindow pieces), both
+//      into the pool, and the pool's cheapest tree again;
 //   4. two more rounds of re-planning in windows cut at the joins over the
 //      most operands and at the largest intermediates (up to kOtherWindow
 //      pieces: Note [Three openings]).
 // The cheapest path wins, so auto is never costlier than opt_einsum's
 // auto, and matches dp wherever dp fits the budget.
 // bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
-// how long it takes: on 1280 seeded networks of 16-30 operands (--first-seed
-// 0 and 1000, both kinds) paths above 1.2x dp's cost went from 39 (the
-// cheapest sampled path re-planned, 24 samples) to 21, and from 16 to 7 on
-// 640 networks never used for tuning (--first-seed 2000), for about 8 %
-// more work; 128 samples and 128 cut trees get to 6 of 1280 in five times
-// the time. Step 3 re-plans opt_einsum's path too because the cheapest
-// tree before re-planning is not always the cheapest after: alone, the
-// pooled tree lost to opt_einsum's re-planned path on a few networks.
+// how long it takes. Against the cheapest of 24 sampled paths re-planned
+// (before the pool), paths above 1.2x dp's cost went from 39 to 22 of 1280
+// seeded networks of 16-30 operands (--first-seed 0 and 1000, both kinds:
+// the networks tuned on) and from 16 to 8 of 640 never tuned on
+// (--first-seed 2000), for 1-1.3x the search time (the slowest at 30
+// operands about 10 % slower); the worst paths stay 1.7-2.7x dp's, and a
+// few networks the old draws happened to solve are now misses. 128 sampled
+// paths and 128 cut trees get to 6 of 1280 in five times the time: the
+// pool gains with every tree, time is what limits it. Step 3 re-plans
+// opt_einsum's path too because the cheapest tree before re-planning is not
+// always the cheapest after: alone, the pooled tree lost to opt_einsum's
+// re-planned path on a few networks.
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -68,6 +73,7 @@ constexpr int kCutTrees = 16;        // cut trees (Note [Cut trees] in path_pool
 constexpr double kMaxImbalance = 0.5;
 constexpr uint64_t kSeed = 0x5eed;
 constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
+constexpr double kAlsoReplan = 1.5;  // opt_einsum's path costing less than this times the sampled one's is re-planned too
 constexpr double kLeast = 0.1;      // regions costing less of the tree are not re-planned (Note [Capped windows])
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -598,14 +604,14 @@ Found auto_path(const Network& net) {
     how = "pooled trees";
   }
   const auto scratch = std::make_unique<Subsets>();
-  // The first round on opt_einsum's path too: the cheapest tree before
-  // re-planning is not always the cheapest after.
+  // The first round on opt_einsum's path too, unless it is far costlier:
+  // the cheapest tree before re-planning is not always the cheapest after.
   auto first_round = [&](Tree& t) {
     JoinCosts join(lv, t);
     improve_tree(lv, t, join, *scratch, kWindow, Opening::costliest, kLeast);
     pool.add_tree(t);
   };
-  if (how != best.how) first_round(first);
+  if (how != best.how && best_cost < kAlsoReplan * cost) first_round(first);
   first_round(tree);
   if (pool.solve(pooled, pooled_cost) && pooled_cost < cost_of(net, tree_to_path(tree, n)) * (1 - 1e-12)) {
     tree = std::move(pooled);
