@@ -12,8 +12,9 @@
 // made only of those sets: dynamic programming over the pool, a set's
 // plan joining the cheapest plans of two pool sets that make it up. That
 // tree is never costlier than any tree in the pool (each is one of the
-// choices) and often cheaper than all of them. The pool gets the greedy
-// paths and the cut trees (Note [Cut trees]), which differ most from them.
+// choices) and often cheaper than all of them. The pool gets opt_einsum's
+// path, the sampled greedy paths, the cut trees (Note [Cut trees]), which
+// differ most from them, and later the re-planned trees (path_auto.cpp).
 //
 // Note [Cut trees]
 // Greedy builds bottom up, so its early joins decide which large
