@@ -6,14 +6,34 @@
 // beyond). Native searches are cheap enough to do better at the same
 // speed: up to 4 operands the exact optimum; beyond, that same choice,
 // then dp within a budget of joins (up to kDpMaxOperands operands), or,
-// where dp would take too long, the cheapest of that path and kTrials
-// sampled greedy paths (Note [Sampled greedy]) with every subtree re-planned
-// exactly in three rounds, its pieces cut at the costliest joins (up to
-// kWindow pieces), then at the joins over the most operands and at the
-// largest intermediates (up to kOtherWindow pieces: Note [Three
-// openings]); the cheapest path wins. So auto is never costlier than opt_einsum's auto, and matches dp
-// wherever dp fits the budget. bench/einsum_auto_bench.cpp measures how
-// close it comes to dp beyond, and how long it takes.
+// where dp would take too long:
+//   1. kTrials sampled greedy paths (Note [Sampled greedy]) and kCutTrees
+//      trees cut top down (Note [Cut trees] in path_pool.h), every set of
+//      operands they join kept in a pool;
+//   2. the cheapest tree made of pool sets (Note [Pooled trees]), unless
+//      the cheapest sampled path is cheaper;
+//   3. that tree, and opt_einsum's path too where it costs less than
+//      kAlsoReplan times the cheapest sampled path, re-planned exactly in
+//      windows cut at the costliest joins (up to kWindow pieces), both
+//      into the pool, and the pool's cheapest tree again;
+//   4. two more rounds of re-planning in windows cut at the joins over the
+//      most operands and at the largest intermediates (up to kOtherWindow
+//      pieces: Note [Three openings]).
+// The cheapest path wins, so auto is never costlier than opt_einsum's
+// auto, and matches dp wherever dp fits the budget.
+// bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
+// how long it takes. Against the cheapest of 24 sampled paths re-planned
+// (before the pool), paths above 1.2x dp's cost went from 39 to 23 of 1280
+// seeded networks of 16-30 operands (--first-seed 0 and 1000, both kinds:
+// the networks tuned on) and from 16 to 8 and 22 to 8 of 640 never tuned on
+// (--first-seed 2000 and 3000); the worst went from 2.4x dp's to 2.1x, for
+// 1.1-1.3x the median search time (the slowest at 30 operands about 5 %
+// slower). A few networks the old draws happened to solve are misses now.
+// 128 sampled paths and 128 cut trees get to 6 of 1280 in five times the
+// time: the pool gains with every tree, time is what limits it. Step 3
+// re-plans opt_einsum's path too because the cheapest tree before
+// re-planning is not always the cheapest after: alone, the pooled tree lost
+// to opt_einsum's re-planned path on a few networks.
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -23,17 +43,16 @@
 // the score size(result) - costmod * (size(a) + size(b)) (costmod 1 is
 // opt_einsum's "memory removed"), less Gumbel noise of scale temperature *
 // max(1, |score|), which picks a pair with the Boltzmann probability of its
-// score; costmod and temperature are drawn per path from the ranges that
-// did best on random networks of 20 to 30 operands. Since the re-planning
-// got cheaper (Note [Capped windows]), 24 paths with costmod in [1, 2]
-// (12 in [1, 1.5] before) fit in the time the search took before: on 768
-// seeded networks of 16-30 operands, half of them never used for tuning
-// (bench/einsum_auto_bench.cpp, --first-seed 0 and 1000), paths above 1.2x
-// dp's cost went from 27 to 19; more paths, or the cheapest few of 64 each
-// re-planned, got to 15 for twice the time. Operands that share no
-// label meet last, smallest first. A path is dropped as soon as it costs
-// more than the cheapest so far, and the draws come from a fixed seed, so
-// a network always gets the same path (the path cache relies on it).
+// score; costmod (in [1, 4]) and temperature (in [0.1, 0.3]) are drawn per
+// path from the ranges that did best on random networks of 20 to 30
+// operands ([1, 2] before the pool: with it, [1, 4] gave as many misses on
+// the networks tuned on, fewer on two sets never tuned on, and a smaller
+// worst ratio on all of them). Operands that share no label meet last,
+// smallest first. A path
+// is given up as soon as it costs more than the cheapest so far (what it
+// joined until then still goes into the pool), and the draws come from a
+// fixed seed, so a network always gets the same path (the path cache
+// relies on it).
 
 #include <algorithm>
 #include <bit>
@@ -41,8 +60,8 @@
 #include <functional>
 #include <limits>
 #include <memory>
-#include <random>
 
+#include "ops/einsum/path_pool.h"
 #include "ops/einsum/paths.h"
 #include "ops/einsum/tree.h"
 
@@ -52,9 +71,13 @@ namespace {
 constexpr int64_t kDpBudget = 3000;  // joins: a few hundred microseconds
 constexpr int kDpMaxOperands = 16;   // beyond, dp rarely fits the budget: go straight to sampling
 constexpr int kWindow = 5;
-constexpr int kTrials = 24;          // sampled greedy paths (Note [Sampled greedy])
+constexpr int kTrials = 16;          // sampled greedy paths (Note [Sampled greedy])
+constexpr int kCutTrees = 16;        // cut trees (Note [Cut trees] in path_pool.h)
+constexpr double kMaxImbalance = 0.5;
 constexpr uint64_t kSeed = 0x5eed;
 constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
+constexpr double kAlsoReplan = 1.5;  // opt_einsum's path costing less than this times the sampled one's is re-planned too
+constexpr double kLeast = 0.1;      // regions costing less of the tree are not re-planned (Note [Capped windows])
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -186,10 +209,15 @@ struct Subsets {
 // above it: the search is dp's, capped by the incumbent. Sets whose pieces
 // share no label are skipped, as dp skips them (no outer products inside
 // a connected region); a region that is not connected stays as it is.
+// In auto, a region whose joins cost less than kLeast of the whole tree
+// is not re-planned at all: it cannot make the tree much cheaper, and such
+// regions are most of them (in the bench, as many paths above 1.2x dp's
+// cost with it as without, for 14 % less work).
 
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
 // pieces opened as `opening` says; true when it got cheaper.
-bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v, int window, Opening opening) {
+bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v, int window, Opening opening,
+            double floor) {
   window = std::min(window, kMaxWindow);
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
   // Open up joins below one at a time, the heaviest first (Note [Three openings]).
@@ -220,6 +248,7 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
   if (pieces.size() < 3) return false;
   double current = 0;
   for (int u : region) current += join(u);
+  if (current < floor) return false;  // Note [Capped windows]: too cheap to matter
 
   const int k = static_cast<int>(pieces.size());
   const std::size_t count = std::size_t{1} << k;
@@ -323,9 +352,21 @@ double cost_of(const Network& net, const Path& p) { return evaluate(net, p).opt_
 
 // Re-plans every subtree of `t` of up to `window` pieces until nothing gets
 // cheaper (at most kPasses rounds). A round visits children before parents
-// and re-plans a node only when its subtree changed since its last visit.
-void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int window, Opening opening) {
+// and re-plans a node only when its subtree changed since its last visit;
+// regions whose joins cost less than `least` times the tree's are left
+// alone (Note [Capped windows]).
+void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int window, Opening opening,
+                  double least = 0) {
   constexpr int kPasses = 8;
+  double total = 0;
+  std::function<void(int)> sum = [&](int v) {
+    if (t.nodes[v].left < 0) return;
+    total += join(v);
+    sum(t.nodes[v].left);
+    sum(t.nodes[v].right);
+  };
+  if (least > 0) sum(t.root);
+  const double floor = least * total;
   std::vector<char> retry(t.nodes.size(), 1), next;
   // Re-plans below and at v; true when anything in v's subtree changed.
   std::function<bool(int)> visit = [&](int v) -> bool {
@@ -333,7 +374,7 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, 
     const bool left = visit(t.nodes[v].left);
     const bool below = visit(t.nodes[v].right) || left;
     if (!below && !retry[v]) return below;
-    if (!replan(lv, t, join, scratch, v, window, opening)) return below;
+    if (!replan(lv, t, join, scratch, v, window, opening, floor)) return below;
     next.resize(t.nodes.size(), 1);  // the nodes it made, and v, get another visit
     next[v] = 1;
     return true;
@@ -361,7 +402,7 @@ class SampledGreedy {
   }
 
   // One path's tree and cost, or false once its cost reaches `cap`.
-  bool run(std::mt19937_64& rng, double costmod, double temperature, double cap, Tree& tree, double& cost) {
+  bool run(Draws& rng, double costmod, double temperature, double cap, Tree& tree, double& cost) {
     const int n = static_cast<int>(leaves_.size());
     live_ = leaves_;
     for (int i = 0; i < n; ++i) owner_[i] = i;
@@ -371,7 +412,8 @@ class SampledGreedy {
     costmod_ = costmod;
     temperature_ = temperature;
     pairs_.clear();
-    for (const Pair& p : first_pairs_) queue(p);
+    for (const Pair& p : first_pairs_) pairs_.push_back(scored(p));
+    std::make_heap(pairs_.begin(), pairs_.end(), Later{});
     cost = 0;
     for (int left = n; left > 1; --left) {
       int a = -1, b = -1;
@@ -396,7 +438,11 @@ class SampledGreedy {
   struct Pair {
     double result, sides;  // sizes: the intermediate, and both operands together
     int a, b;
-    double score = 0;
+  };
+  // A queued pair: half a Pair's size, since moving entries about is most of the heap's work.
+  struct Queued {
+    double score;
+    int a, b;
   };
 
   // The pairs of node x with each live node below `below` that shares a label with it.
@@ -417,28 +463,30 @@ class SampledGreedy {
     }
   }
 
-  // Scores a pair (with its noise) and queues it.
-  void queue(Pair p) {
+  // A pair with its score drawn, its noise included.
+  Queued scored(const Pair& p) {
     const double score = p.result - costmod_ * p.sides;
-    // In single precision: the logs were a tenth of the search, and noise
-    // needs no more than 24 bits (the top bits of the draw, as before).
-    const float u = (static_cast<float>((*rng_)() >> 40) + 0.5f) * 0x1p-24f;
-    const double gumbel = -std::log(-std::log(u));
-    p.score = score - temperature_ * std::max(1.0, std::abs(score)) * gumbel;
-    pairs_.push_back(p);
-    std::push_heap(pairs_.begin(), pairs_.end(), later);
+    return {score - temperature_ * std::max(1.0, std::abs(score)) * rng_->gumbel(), p.a, p.b};
+  }
+  // Scores a pair and queues it.
+  void queue(const Pair& p) {
+    pairs_.push_back(scored(p));
+    std::push_heap(pairs_.begin(), pairs_.end(), Later{});
   }
 
-  // The heap's order: the best (least) score on top.
-  static bool later(const Pair& x, const Pair& y) { return x.score > y.score; }
+  // The heap's order: the best (least) score on top (a type, so that the
+  // heap's calls inline it).
+  struct Later {
+    bool operator()(const Queued& x, const Queued& y) const { return x.score > y.score; }
+  };
 
   // The best-scored pair of live nodes; false when none is left. Scores
   // never change once drawn, so the pairs wait in a heap and a pair whose
   // side has gone is dropped when it comes up.
   bool cheapest_pair(int& a, int& b) {
     while (!pairs_.empty()) {
-      std::pop_heap(pairs_.begin(), pairs_.end(), later);
-      const Pair p = pairs_.back();
+      std::pop_heap(pairs_.begin(), pairs_.end(), Later{});
+      const Queued p = pairs_.back();
       pairs_.pop_back();
       if (!live_[p.a].alive || !live_[p.b].alive) continue;
       a = p.a;
@@ -488,9 +536,10 @@ class SampledGreedy {
 
   const Leaves& lv_;
   std::vector<Live> leaves_, live_;  // live_: the tree's nodes, in the same order
-  std::vector<Pair> first_pairs_, pairs_, fresh_;
+  std::vector<Pair> first_pairs_, fresh_;
+  std::vector<Queued> pairs_;  // a heap
   std::vector<int> owner_;  // per operand: the live node holding it
-  std::mt19937_64* rng_ = nullptr;
+  Draws* rng_ = nullptr;
   double costmod_ = 1, temperature_ = 0;
 };
 
@@ -529,26 +578,51 @@ Found auto_path(const Network& net) {
   std::optional<Tree> start = net.limited() ? std::nullopt : path_to_tree(net, best.path);
   if (!start) return best;  // a memory limit, or a path with a multi-way step
   const Leaves lv(net);
-  // The cheapest of that path and the sampled ones, its subtrees re-planned.
+  // The cheapest of that path, the sampled ones and the pool's tree
+  // (Note [Pooled trees] in path_pool.h), its subtrees re-planned.
   Tree tree = std::move(*start), trial;
   double cost = best_cost, trial_cost = 0;
   std::string how = best.how;
+  SetPool pool(lv);
+  pool.add_tree(tree);
+  Tree first = tree;
   SampledGreedy sampler(lv);
-  std::mt19937_64 rng(kSeed);
-  std::uniform_real_distribution<double> costmod(1.0, 2.0), log_temperature(std::log(0.1), std::log(0.3));
+  Draws rng(kSeed);
   for (int i = 0; i < kTrials; ++i) {
-    const double cm = costmod(rng), temperature = std::exp(log_temperature(rng));
-    if (sampler.run(rng, cm, temperature, cost, trial, trial_cost)) {  // cheaper than `cost`
+    const double costmod = rng.uniform(1.0, 4.0), temperature = std::exp(rng.uniform(std::log(0.1), std::log(0.3)));
+    const bool cheaper = sampler.run(rng, costmod, temperature, cost, trial, trial_cost);
+    pool.add_tree(trial);  // what it joined before it got too costly too
+    if (cheaper) {
       std::swap(tree, trial);
       cost = trial_cost;
       how = "sampled greedy";
     }
   }
-  JoinCosts join(lv, tree);
+  CutTrees cuts(lv);
+  for (int i = 0; i < kCutTrees; ++i) cuts.add_tree(pool, rng, rng.uniform(0, kMaxImbalance));
+  Tree pooled;
+  double pooled_cost = 0;
+  if (pool.solve(pooled, pooled_cost) && pooled_cost < cost * (1 - 1e-12)) {
+    tree = std::move(pooled);
+    how = "pooled trees";
+  }
   const auto scratch = std::make_unique<Subsets>();
-  improve_tree(lv, tree, join, *scratch, kWindow, Opening::costliest);
-  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::most_operands);
-  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::largest_intermediate);
+  // The first round on opt_einsum's path too, unless it is far costlier:
+  // the cheapest tree before re-planning is not always the cheapest after.
+  auto first_round = [&](Tree& t) {
+    JoinCosts join(lv, t);
+    improve_tree(lv, t, join, *scratch, kWindow, Opening::costliest, kLeast);
+    pool.add_tree(t);
+  };
+  if (how != best.how && best_cost < kAlsoReplan * cost) first_round(first);
+  first_round(tree);
+  if (pool.solve(pooled, pooled_cost) && pooled_cost < cost_of(net, tree_to_path(tree, n)) * (1 - 1e-12)) {
+    tree = std::move(pooled);
+    how = "pooled trees";
+  }
+  JoinCosts join(lv, tree);
+  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::most_operands, kLeast);
+  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::largest_intermediate, kLeast);
   consider(tree_to_path(tree, n), how + " + subtree dp");
   return best;
 }

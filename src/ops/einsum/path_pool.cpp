@@ -1,0 +1,276 @@
+// The pool of sets and the cut trees "auto" fills it with (path_pool.h,
+// Notes [Pooled trees] and [Cut trees]).
+
+#include "ops/einsum/path_pool.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+namespace bp::ops::einsum {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kGumbelBits = 12;
+// Parts of fewer operands are not refined (Note [Cut trees]).
+constexpr int kRefineMin = 8;
+// A refining pass stops after this many moves in a row that found no smaller cut.
+constexpr int kPatience = 4;
+
+}  // namespace
+
+double Draws::gumbel() {
+  static const std::vector<float> table = [] {
+    constexpr int n = 1 << kGumbelBits;
+    std::vector<float> t(n);
+    for (int i = 0; i < n; ++i) t[i] = static_cast<float>(-std::log(-std::log((i + 0.5) / n)));
+    return t;
+  }();
+  return table[next() >> (64 - kGumbelBits)];
+}
+
+// ---------------------------------------------------------------- the pool
+
+SetPool::SetPool(const Leaves& lv) : lv_(lv) {
+  for (int i = 0; i < lv.net().size(); ++i) put(uint64_t{1} << i, lv.idx(uint64_t{1} << i));
+}
+
+void SetPool::add(uint64_t set, uint64_t a) {
+  if (find(set) >= 0) return;
+  const int left = find(a), right = find(set ^ a);
+  // Only the parts' labels can be in the set's intermediate: fewer to look
+  // at than all of its operands' (Note [Intermediates of operand sets]).
+  put(set, left >= 0 && right >= 0 ? lv_.keep(set, idx_[left] | idx_[right]) : lv_.idx(set));
+}
+
+void SetPool::add_tree(const Tree& t) {
+  // Children first. Re-planning appends the nodes it makes, so a node's
+  // children may come after it in t.nodes.
+  std::function<void(int)> visit = [&](int v) {
+    const Tree::Node& node = t.nodes[v];
+    if (node.left < 0 || find(node.set) >= 0) return;
+    visit(node.left);
+    visit(node.right);
+    add(node.set, t.nodes[node.left].set);
+  };
+  for (std::size_t v = 0; v < t.nodes.size(); ++v) visit(static_cast<int>(v));
+}
+
+bool SetPool::solve(Tree& out, double& cost) {
+  const int n = lv_.net().size();
+  const std::size_t count = sets_.size();
+  // The pool by size (a counting sort), then by lowest operand: the part of
+  // a split holding a set's lowest operand has the same lowest operand, and
+  // is smaller.
+  std::vector<int> ones(count), order(count), start(static_cast<std::size_t>(n) + 2, 0);
+  for (std::size_t i = 0; i < count; ++i) ++start[(ones[i] = std::popcount(sets_[i])) + 1];
+  for (int k = 1; k <= n + 1; ++k) start[k] += start[k - 1];
+  for (std::size_t i = 0; i < count; ++i) order[start[ones[i]]++] = static_cast<int>(i);
+  struct Candidate {
+    uint64_t set;
+    int ones, at;
+  };
+  std::vector<Candidate> by_low(count);
+  std::vector<int> low_start(static_cast<std::size_t>(n) + 1, 0);
+  for (std::size_t i = 0; i < count; ++i) ++low_start[std::countr_zero(sets_[i]) + 1];
+  for (int k = 1; k <= n; ++k) low_start[k] += low_start[k - 1];
+  std::vector<int> fill(low_start.begin(), low_start.end() - 1);
+  for (int i : order) by_low[fill[std::countr_zero(sets_[i])]++] = {sets_[i], ones[i], i};
+  std::vector<double> best(count, kInf);
+  std::vector<int> split(count, -1);
+  std::vector<uint8_t> reduce(count, 0);
+  const Network& net = lv_.net();
+  // A lone operand that may sum labels of its own first (pair_cost weighs that).
+  auto reducible = [&](int i) { return ones[i] == 1 && !(net.inputs[std::countr_zero(sets_[i])] == idx_[i]); };
+  for (int i : order) {
+    const uint64_t s = sets_[i];
+    if (ones[i] == 1) {
+      best[i] = 0;
+      continue;
+    }
+    const int low = std::countr_zero(s);
+    for (int k = low_start[low]; k < low_start[low + 1]; ++k) {
+      const Candidate& c = by_low[k];
+      if (c.ones >= ones[i]) break;
+      const int a = c.at;
+      if ((c.set & ~s) || best[a] >= best[i]) continue;  // a join costs at least nothing
+      const int b = find(s ^ c.set);
+      if (b < 0) continue;
+      const double both = best[a] + best[b];
+      if (both >= best[i]) continue;
+      Join j;
+      if (reducible(a) || reducible(b)) {
+        j = pair_cost(lv_, c.set, idx_[a], s ^ c.set, idx_[b], idx_[i]);
+      } else {  // both sides' labels, twice when one is summed (Note [Einsum cost model])
+        const LabelSet shared = idx_[a] & idx_[b];
+        j.cost = size_[a] * size_[b] / net.size_of(shared) * ((idx_[a] | idx_[b]) == idx_[i] ? 1 : 2);
+      }
+      if (both + j.cost < best[i]) {
+        best[i] = both + j.cost;
+        split[i] = a;
+        reduce[i] = static_cast<uint8_t>(j.reduce_a | (j.reduce_b << 1));
+      }
+    }
+  }
+  const int root = find(lv_.all());
+  if (root < 0 || best[root] == kInf) return false;
+  out.nodes.clear();
+  std::function<int(int)> make = [&](int i) -> int {
+    const uint64_t s = sets_[i];
+    if (ones[i] == 1) {
+      out.nodes.push_back({s, -1, -1, false, false});
+    } else {
+      const int l = make(split[i]), r = make(find(s ^ sets_[split[i]]));
+      out.nodes.push_back({s, l, r, (reduce[i] & 1) != 0, (reduce[i] & 2) != 0});
+    }
+    return static_cast<int>(out.nodes.size()) - 1;
+  };
+  out.root = make(root);
+  cost = best[root];
+  return true;
+}
+
+void SetPool::put(uint64_t set, LabelSet idx) {
+  if (2 * (sets_.size() + 1) > keys_.size()) grow();
+  insert(set, static_cast<int>(sets_.size()));
+  sets_.push_back(set);
+  idx_.push_back(idx);
+  size_.push_back(lv_.net().size_of(idx));
+}
+
+std::size_t SetPool::home(uint64_t set) const {
+  return static_cast<std::size_t>((set * 0x9E3779B97F4A7C15ull) >> 20) & (keys_.size() - 1);
+}
+
+int SetPool::find(uint64_t set) const {
+  if (keys_.empty()) return -1;
+  for (std::size_t i = home(set);; i = (i + 1) & (keys_.size() - 1)) {
+    if (keys_[i] == set) return where_[i];
+    if (keys_[i] == 0) return -1;
+  }
+}
+
+void SetPool::insert(uint64_t set, int at) {
+  std::size_t i = home(set);
+  while (keys_[i] != 0) i = (i + 1) & (keys_.size() - 1);
+  keys_[i] = set;
+  where_[i] = at;
+}
+
+void SetPool::grow() {
+  keys_.assign(keys_.empty() ? 1024 : 2 * keys_.size(), 0);
+  where_.assign(keys_.size(), -1);
+  for (std::size_t i = 0; i < sets_.size(); ++i) insert(sets_[i], static_cast<int>(i));
+}
+
+// ---------------------------------------------------------------- cut trees
+
+CutTrees::CutTrees(const Leaves& lv) : lv_(lv) {
+  const Network& net = lv.net();
+  edges_.resize(static_cast<std::size_t>(net.size()));
+  for (std::size_t l = 0; l < net.sizes.size(); ++l) {
+    const uint64_t h = lv.holders(static_cast<int>(l));
+    // A label on one operand, or one the output keeps, is in no cut.
+    if (net.output.has(static_cast<int>(l)) || !(h & (h - 1))) continue;
+    const Label label{h, std::log(net.sizes[l])};
+    labels_.push_back(label);
+    for (uint64_t r = h; r; r &= r - 1) {
+      const int v = std::countr_zero(r);
+      edges_[v].push_back(label);
+      adjacent_[v] |= h & ~(uint64_t{1} << v);
+    }
+  }
+}
+
+void CutTrees::add_tree(SetPool& pool, Draws& rng, double imbalance) {
+  rng_ = &rng;
+  imbalance_ = imbalance;
+  split(pool, lv_.all());
+}
+
+// Cuts s and its parts, then adds s to the pool (its parts are there by then).
+void CutTrees::split(SetPool& pool, uint64_t s) {
+  const int count = std::popcount(s);
+  if (count < 2) return;
+  const uint64_t a = count == 2 ? s & (~s + 1) : cut(s);
+  split(pool, a);
+  split(pool, s ^ a);
+  pool.add(s, a);
+}
+
+// How much the cut of s into a and s - a shrinks when operand v changes sides.
+double CutTrees::gain(int v, uint64_t a, uint64_t s) const {
+  const uint64_t moved = a ^ (uint64_t{1} << v);
+  double g = 0;
+  for (const Label& l : edges_[v]) {
+    const uint64_t h = l.holders & s;
+    g += l.weight * (static_cast<int>((h & a) && (h & ~a)) - static_cast<int>((h & moved) && (h & ~moved)));
+  }
+  return g;
+}
+
+// The weight of the cut of s into a and s - a.
+double CutTrees::weight(uint64_t a, uint64_t s) const {
+  double w = 0;
+  for (const Label& l : labels_) {
+    const uint64_t h = l.holders & s;
+    if ((h & a) && (h & ~a)) w += l.weight;
+  }
+  return w;
+}
+
+uint64_t CutTrees::cut(uint64_t s) {
+  const int count = std::popcount(s);
+  const int lo = std::max(1, static_cast<int>(count * (1 - imbalance_) / 2)), hi = count - lo;
+  // A part grown from a random operand to a random size within the
+  // balance, a random neighbour at a time (so it starts connected).
+  const int target = lo + static_cast<int>(((rng_->next() >> 32) * static_cast<uint64_t>(hi - lo + 1)) >> 32);
+  uint64_t a = pick(s), reach = adjacent_[std::countr_zero(a)];
+  for (int size = 1; size < target; ++size) {
+    const uint64_t frontier = reach & s & ~a;
+    const uint64_t v = pick(frontier ? frontier : s & ~a);
+    a |= v;
+    reach |= adjacent_[std::countr_zero(v)];
+  }
+  if (count < kRefineMin) return a;
+  // One Fiduccia-Mattheyses pass: move the operand of best gain that keeps
+  // the balance, each once, and keep the least cut on the way.
+  double g[kMaxSetOperands];
+  for (uint64_t r = s; r; r &= r - 1) g[std::countr_zero(r)] = gain(std::countr_zero(r), a, s);
+  double w = weight(a, s), least = w;
+  uint64_t cur = a, locked = 0;
+  int in_a = std::popcount(a);
+  for (int step = 0, since = 0; step < count && since < kPatience; ++step) {
+    int v = -1;
+    for (uint64_t r = s & ~locked; r; r &= r - 1) {
+      const int u = std::countr_zero(r);
+      if ((cur >> u & 1) ? in_a - 1 < lo : in_a + 1 > hi) continue;
+      if (v < 0 || g[u] > g[v]) v = u;
+    }
+    if (v < 0) break;
+    w -= g[v];
+    in_a += (cur >> v & 1) ? -1 : 1;
+    cur ^= uint64_t{1} << v;
+    locked |= uint64_t{1} << v;
+    if (w < least - 1e-9) {
+      least = w, a = cur, since = 0;
+    } else {
+      ++since;
+    }
+    // Only the gains of operands sharing a label with v change.
+    for (uint64_t r = adjacent_[v] & s & ~locked; r; r &= r - 1) g[std::countr_zero(r)] = gain(std::countr_zero(r), cur, s);
+  }
+  return a;
+}
+
+// A random operand of `from` (not empty).
+uint64_t CutTrees::pick(uint64_t from) {
+  // The top 32 bits of a draw times the count, over 2^32: no division.
+  int k = static_cast<int>(((rng_->next() >> 32) * static_cast<uint64_t>(std::popcount(from))) >> 32);
+  while (k-- > 0) from &= from - 1;
+  return from & (~from + 1);
+}
+
+}  // namespace bp::ops::einsum

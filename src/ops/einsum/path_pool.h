@@ -1,0 +1,116 @@
+#pragma once
+// What "auto" draws its starting tree from beyond dp's reach
+// (path_auto.cpp): seeded random draws, trees cut top-down at balanced
+// cuts, and the pool of sets that recombines the trees it was given.
+//
+// Note [Pooled trees]
+// Sampled greedy paths differ from dp's all through the tree, but each
+// usually has some subtrees that dp's tree has too, and different paths
+// have different ones. So rather than keep only the cheapest sampled tree,
+// auto keeps every set of operands any tree joined (a partial tree, given
+// up once costlier than the best, included) and finds the cheapest tree
+// made only of those sets: dynamic programming over the pool, a set's
+// plan joining the cheapest plans of two pool sets that make it up. That
+// tree is never costlier than any tree in the pool (each is one of the
+// choices) and often cheaper than all of them. The pool gets opt_einsum's
+// path, the sampled greedy paths, the cut trees (Note [Cut trees]), which
+// differ most from them, and later the re-planned trees (path_auto.cpp).
+//
+// Note [Cut trees]
+// Greedy builds bottom up, so its early joins decide which large
+// intermediates the rest must pay for. A cut tree is built top down, as
+// cotengra's partition-based trees: the operands split in two parts of
+// about equal count whose shared labels (weighted by the log of their
+// sizes: the log of the size of the intermediate they make) weigh least,
+// each part split again the same way. Each cut starts from a part grown at
+// random from one operand through shared labels to a random size within
+// the balance, improved by one Fiduccia-Mattheyses pass (move the operand
+// whose move shrinks the cut most, each once, keep the best cut seen, stop
+// after a few moves that do not help); parts of fewer than kRefineMin
+// operands are left as grown, since re-planning fixes the bottom of the
+// tree anyway. The random start and balance make each tree different.
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/einsum/tree.h"
+
+namespace bp::ops::einsum {
+
+// SplitMix64 (Steele, Lea and Flood 2014): the samplers' random draws,
+// the same on every machine (no standard distribution is).
+class Draws {
+ public:
+  explicit Draws(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * static_cast<double>(next() >> 11) * 0x1p-53; }
+  // A standard Gumbel draw, -log(-log(u)), from a table of its quantiles:
+  // the logs were a fifth of the greedy sampler's time, and the noise
+  // only has to order pairs, so 12 bits of it are plenty.
+  double gumbel();
+
+ private:
+  uint64_t state_;
+};
+
+// The pool of Note [Pooled trees].
+class SetPool {
+ public:
+  explicit SetPool(const Leaves& lv);
+  // Adds `set`, made of its parts a and set - a (both in the pool already).
+  void add(uint64_t set, uint64_t a);
+  // Adds the sets of t's joins (a partial tree too).
+  void add_tree(const Tree& t);
+  // The cheapest tree of the whole network made of pool sets, and its
+  // cost; false when the pool holds no tree of it.
+  bool solve(Tree& out, double& cost);
+
+ private:
+  void put(uint64_t set, LabelSet idx);
+  int find(uint64_t set) const;
+  std::size_t home(uint64_t set) const;
+  void insert(uint64_t set, int at);
+  void grow();
+
+  const Leaves& lv_;
+  std::vector<uint64_t> sets_;  // the pool, in the order added
+  std::vector<LabelSet> idx_;   // per set: its intermediate's labels
+  std::vector<double> size_;    // and their size
+  // Set -> position in sets_, open addressing (0: empty; no set is empty).
+  std::vector<uint64_t> keys_;
+  std::vector<int> where_;
+};
+
+// The cut trees of Note [Cut trees].
+class CutTrees {
+ public:
+  explicit CutTrees(const Leaves& lv);
+  // Adds to `pool` the sets of one cut tree whose cuts leave each part at
+  // least (1 - imbalance) / 2 of the operands (imbalance in [0, 1)).
+  void add_tree(SetPool& pool, Draws& rng, double imbalance);
+
+ private:
+  struct Label {
+    uint64_t holders;
+    double weight;
+  };
+  void split(SetPool& pool, uint64_t s);
+  uint64_t cut(uint64_t s);
+  double gain(int v, uint64_t a, uint64_t s) const;
+  double weight(uint64_t a, uint64_t s) const;
+  uint64_t pick(uint64_t from);
+
+  const Leaves& lv_;
+  std::vector<Label> labels_;                // labels that can be cut
+  std::vector<std::vector<Label>> edges_;    // per operand: its labels that can be cut
+  uint64_t adjacent_[kMaxSetOperands] = {};  // per operand: operands sharing such a label
+  Draws* rng_ = nullptr;
+  double imbalance_ = 0;
+};
+
+}  // namespace bp::ops::einsum
