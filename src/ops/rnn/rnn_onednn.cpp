@@ -109,7 +109,6 @@ struct Built {
   // The weights: staged plain (ldgoi / ldoi) and the primitive's format.
   memory::desc plain_layer, plain_iter, plain_proj, layer, iter, proj;
   dnnl::reorder layer_in, iter_in, proj_in;  // empty when the formats agree
-  std::string kernel;                         // oneDNN's implementation name
 };
 
 memory::desc any_like(const memory::desc& d) { return memory::desc(d.dims(), d.data_type(), Tag::any); }
@@ -136,21 +135,21 @@ std::shared_ptr<Built> build(const Config& c, DType dtype, int64_t T, int64_t B,
                                  proj ? any_like(b->plain_proj) : memory::desc(), b->bias, b->dst_layer, b->dst_iter,
                                  b->dst_iter_c);
       dnnl::lstm_forward::primitive_desc pd(d, engine());
-      b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc(), b->kernel = pd.impl_info_str();
+      b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc();
       if (proj) b->proj = pd.weights_projection_desc();
       b->rnn = dnnl::lstm_forward(pd);
     } else if (gru) {
       dnnl::lbr_gru_forward::desc d(fwd, dir, b->src_layer, b->src_iter, layer, iter, b->bias, b->dst_layer,
                                     b->dst_iter);
       dnnl::lbr_gru_forward::primitive_desc pd(d, engine());
-      b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc(), b->kernel = pd.impl_info_str();
+      b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc();
       b->rnn = dnnl::lbr_gru_forward(pd);
     } else {
       const auto act = c.mode == Mode::rnn_relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_tanh;
       dnnl::vanilla_rnn_forward::desc d(fwd, act, dir, b->src_layer, b->src_iter, layer, iter, b->bias, b->dst_layer,
                                         b->dst_iter);
       dnnl::vanilla_rnn_forward::primitive_desc pd(d, engine());
-      b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc(), b->kernel = pd.impl_info_str();
+      b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc();
       b->rnn = dnnl::vanilla_rnn_forward(pd);
     }
     auto reorder = [](const memory::desc& from, const memory::desc& to) {
