@@ -75,7 +75,7 @@ TEST(RnnCudaChecks, DeclaredFlagsAndListOrder) {
   const dispatch::Op& op = rnn_op();
   std::vector<std::string> names;
   for (const dispatch::Implementation* impl : op.implementations()) names.push_back(impl->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"cudnn:rnn", "packed:avx512_bf16", "packed:cpu", "ref:any"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"cudnn:rnn", "packed:avx512_bf16", "packed:cpu", "onednn:rnn", "ref:any"}));
   const auto reads = op.find("cudnn:rnn")->flags_read();
   auto has = [&](flags::Id id) { return std::find(reads.begin(), reads.end(), id) != reads.end(); };
   EXPECT_TRUE(has(flags::Id::cudnn_enabled));

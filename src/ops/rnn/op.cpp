@@ -7,7 +7,10 @@
 // API on the packed buffer as its weight space), packed:avx512_bf16 (what
 // mkldnn.rnn.fp32_precision = "bf16" permits: packed:cpu with bf16 dot
 // products), packed:cpu (Backplane's own: input projections through matmul,
-// pre-packed recurrent panels, fused cells), then the reference, ref:any.
+// pre-packed recurrent panels, fused cells), onednn:rnn (oneDNN's RNN
+// primitives, governed by mkldnn.enabled; after packed:cpu, which is far
+// faster at batch 1 and within 10% at batch 32: docs/dispatch.md), then the
+// reference, ref:any.
 
 #include <algorithm>
 #include <cmath>
@@ -115,6 +118,11 @@ OpSpec spec() {
   s.implementations.push_back(make_cudnn_slot());
   s.implementations.push_back(make_packed_bf16());  // only under the bf16 permission
   s.implementations.push_back(make_packed());
+#if BP_HAVE_ONEDNN
+  s.implementations.push_back(make_onednn());
+#else
+  s.implementations.push_back(dispatch::not_built("onednn:rnn", "onednn", "oneDNN was not found at configure time"));
+#endif
   s.implementations.push_back(make_ref());  // the reference, last
   s.entries = entries();
   s.form = form();

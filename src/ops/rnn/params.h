@@ -139,9 +139,10 @@ std::vector<EntrySpec> entries();  // rnn.cpp: rnn, rnn_weight_layout, rnn_pack_
 // `backplane bench rnn`'s extra measurements (bench_extras.cpp).
 std::vector<std::pair<std::string, double>> bench_extras();
 
-// The makers: rnn_packed.cpp, rnn_ref.cpp, op.cpp's CUDA slot.
+// The makers: rnn_packed.cpp, rnn_onednn.cpp (built with oneDNN only), rnn_ref.cpp, op.cpp's CUDA slot.
 std::unique_ptr<dispatch::Implementation> make_packed();
 std::unique_ptr<dispatch::Implementation> make_packed_bf16();
+std::unique_ptr<dispatch::Implementation> make_onednn();
 std::unique_ptr<dispatch::Implementation> make_ref();
 std::unique_ptr<dispatch::Implementation> make_cudnn_slot();
 
