@@ -221,6 +221,21 @@ def test_list_place_and_default_choice():
     assert backends.explain("rnn", m, rand((2, 1, 3), 0).astype(np.float32)).chosen == "packed:cpu"
 
 
+def test_default_choice_for_bf16_is_onednn():
+    # bf16: oneDNN's bf16 GEMMs beat packed:cpu's widening (Note [RNN default order]);
+    # where it declines, packed:cpu, the list's next, runs.
+    m = nn.LSTM(3, 4, dtype="bfloat16")
+    x = backplane.asarray(rand((2, 1, 3), 0)).to("bfloat16")
+    want = IMPL if onednn_has_bf16() else "packed:cpu"
+    assert backends.explain("rnn", m, x).chosen == want
+    with backends.mkldnn.flags(enabled=False):
+        assert backends.explain("rnn", m, x).chosen == "packed:cpu"
+    lstmp = nn.LSTM(3, 4, proj_size=2, dtype="bfloat16")
+    assert backends.explain("rnn", lstmp, x).chosen == "packed:cpu"
+    f32 = nn.LSTM(3, 4)
+    assert backends.explain("rnn", f32, rand((2, 1, 3), 0).astype(np.float32)).chosen == "packed:cpu"
+
+
 def test_mkldnn_enabled_governs_it():
     m = nn.LSTM(3, 4)
     x = rand((2, 1, 3), 0).astype(np.float32)
