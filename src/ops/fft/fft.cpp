@@ -86,6 +86,13 @@ std::string torch_dtype_name(DType t) {
               entry, std::to_string(n), "a number of points >= 1");
 }
 
+// Whether dim dims[i] of t already has size sizes[i], for every i.
+bool has_sizes(const Tensor& t, const Shape& dims, const Shape& sizes) {
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (t.shape()[static_cast<std::size_t>(dims[i])] != sizes[i]) return false;
+  return true;
+}
+
 // `view` with dim dims[i] of size sizes[i]: trimmed (a view) or zero-padded
 // (a copy), for every dim at once so a padded input is copied once. Taken
 // by value: a call that changes nothing (the usual one) returns it as it came.
@@ -169,24 +176,25 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
   p->device = input.device();
   // The input as the kind reads it: complex for c2c and c2r, real for r2c
   // (to() returns the tensor itself when the dtype is already right).
-  Tensor in;
+  // The input moves into Params once; a conversion or a resize (rare in a
+  // loop of calls) replaces it there.
   if (kind == Kind::r2c) {
     if (is_complex(input.dtype()))  // PyTorch's TypeError and text
       throw_bad_type(p->entry, torch_dtype_name(input.dtype()), "a real input tensor");
     const DType real = real_dtype_of(input.dtype());
-    in = real == input.dtype() ? std::move(input) : input.to(real);
-    p->dtype = complex_dtype_of(in.dtype());
+    p->in = real == input.dtype() ? std::move(input) : input.to(real);
+    p->dtype = complex_dtype_of(p->in.dtype());
   } else {
     p->dtype = complex_dtype_of(input.dtype());
-    in = p->dtype == input.dtype() ? std::move(input) : input.to(p->dtype);
+    p->in = p->dtype == input.dtype() ? std::move(input) : input.to(p->dtype);
   }
   // Pad or trim to the signal sizes (the halved dim of a c2r input to n/2 + 1).
   if (kind == Kind::c2r && !p->n.empty()) {
     Shape in_sizes = p->n;
     in_sizes.back() = in_sizes.back() / 2 + 1;
-    p->in = resized(std::move(in), p->dims, in_sizes);
-  } else {
-    p->in = resized(std::move(in), p->dims, p->n);
+    if (!has_sizes(p->in, p->dims, in_sizes)) p->in = resized(std::move(p->in), p->dims, in_sizes);
+  } else if (!has_sizes(p->in, p->dims, p->n)) {
+    p->in = resized(std::move(p->in), p->dims, p->n);
   }
   Shape out_shape = p->in.shape();
   for (std::size_t i = 0; i < p->dims.size(); ++i) out_shape[static_cast<std::size_t>(p->dims[i])] = p->n[i];
@@ -199,21 +207,21 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
   const int kind_code = kind == Kind::c2c ? (p->forward ? 0 : 1) : kind == Kind::r2c ? 2 : 3;
   uint32_t layout = p->in.is_contiguous() ? 0u : kStrided;
   if (p->conj_in || p->conj_out) layout |= kConj;
-  auto size_at = [&](std::size_t i) { return i < p->n.size() ? p->n[i] : 0; };
-  Call c;
-  c.op = &fft_op();
-  c.problem = fft_op().problem(p->device, p->dtype, layout,
-                               {kind_code, batch, static_cast<int64_t>(p->dims.size()), size_at(0), size_at(1),
-                                size_at(2), network_key(*p)});
-  // A transform over no dims (fftn of a 0-d tensor) or of no elements is a copy, or nothing.
-  c.compute = p->out.numel() > 0 && !p->dims.empty();
-  // The Call's params keep *p alive while run() calls result(); a plain
-  // pointer keeps the std::function free of a heap allocation.
-  c.result = [q = p.get()]() -> ArgValue { return result_of(*q); };
-  // run(Call&&): the call is dropped after it, so the output moves out.
-  c.take_result = [q = p.get()]() -> ArgValue { return q->dims.empty() ? result_of(*q) : std::move(q->out); };
-  c.params = std::move(p);
-  return c;
+  Params* q = p.get();  // the Call's params keep *q alive while run() calls result()
+  auto size_at = [q](std::size_t i) { return i < q->n.size() ? q->n[i] : 0; };
+  dispatch::Op& op = fft_op();
+  return Call{
+      .op = &op,
+      .problem = op.problem(q->device, q->dtype, layout,
+                            {kind_code, batch, static_cast<int64_t>(q->dims.size()), size_at(0), size_at(1),
+                             size_at(2), network_key(*q)}),
+      .params = std::move(p),
+      // A transform over no dims (fftn of a 0-d tensor) or of no elements is a copy, or nothing.
+      .compute = q->out.numel() > 0 && !q->dims.empty(),
+      // Lambdas holding a plain pointer keep the std::functions free of heap allocations.
+      .result = [q]() -> ArgValue { return result_of(*q); },
+      // run(Call&&): the call is dropped after it, so the output moves out.
+      .take_result = [q]() -> ArgValue { return q->dims.empty() ? result_of(*q) : std::move(q->out); }};
 }
 
 const Tensor& input_of(const Args& a, const std::string& entry) {
