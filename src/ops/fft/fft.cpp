@@ -119,20 +119,20 @@ Tensor resized(Tensor view, const Shape& dims, const Shape& sizes) {
 
 // A dim argument wrapped; the error's subject ("fftn: dim") is built only
 // when there is an error to raise.
-int64_t wrap_transform_dim(const std::string& entry, int64_t d, int64_t ndim) {
+int64_t wrap_transform_dim(const char* entry, int64_t d, int64_t ndim) {
   if (d >= -ndim && d < ndim) [[likely]]
     return d < 0 ? d + ndim : d;
-  return detail::wrap_dim(d, ndim, (entry + ": dim").c_str());  // raises
+  return detail::wrap_dim(d, ndim, (std::string(entry) + ": dim").c_str());  // raises
 }
 
 // The transform dims: wrapped, unique, in the order given, into `out`.
-void wrap_dims_into(const std::string& entry, const std::vector<int64_t>& dims, int64_t ndim, Shape& out) {
+void wrap_dims_into(const char* entry, const std::vector<int64_t>& dims, int64_t ndim, Shape& out) {
   out.clear();
   out.reserve(dims.size());
   for (int64_t d : dims) {
     const int64_t w = wrap_transform_dim(entry, d, ndim);
     for (int64_t seen : out)
-      if (seen == w) throw_bad_value(entry + ": dim", "dims with " + std::to_string(w) + " repeated",
+      if (seen == w) throw_bad_value(std::string(entry) + ": dim", "dims with " + std::to_string(w) + " repeated",
                                      "unique dims (FFT dims must be unique)");
     out.push_back(w);
   }
@@ -224,10 +224,10 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
       .take_result = [q]() -> ArgValue { return q->dims.empty() ? result_of(*q) : std::move(q->out); }};
 }
 
-const Tensor& input_of(const Args& a, const std::string& entry) {
+const Tensor& input_of(const Args& a, const char* entry) {
   const ArgValue& v = a["input"];
   const Tensor* x = std::get_if<Tensor>(&v);
-  if (x == nullptr || !x->defined()) throw_bad_value(entry + ": input", "None", "a Tensor");
+  if (x == nullptr || !x->defined()) throw_bad_value(std::string(entry) + ": input", "None", "a Tensor");
   return *x;
 }
 
@@ -293,7 +293,7 @@ struct ND {
 
 Call prepare_nd(const ND& e, const Args& a) {
   auto p = params_of(e.name, e.kind, e.forward);
-  const std::string& entry = p->entry;
+  const char* entry = p->entry;
   const Tensor& input = input_of(a, entry);
   const int64_t ndim = input.ndim();
   const bool has_s = !a.is_none("s");
@@ -307,14 +307,15 @@ Call prepare_nd(const ND& e, const Args& a) {
   } else if (has_s) {
     // s without dim: the last len(s) dims.
     if (static_cast<int64_t>(s.size()) > ndim)
-      throw_bad_value(entry + ": s", "a shape with " + std::to_string(s.size()) + " values",
+      throw_bad_value(std::string(entry) + ": s", "a shape with " + std::to_string(s.size()) + " values",
                       "at most as many values as the input has dims (" + std::to_string(ndim) + ")");
     for (int64_t i = ndim - static_cast<int64_t>(s.size()); i < ndim; ++i) p->dims.push_back(i);
   } else {
     for (int64_t i = 0; i < ndim; ++i) p->dims.push_back(i);
   }
   if (p->dims.empty() && e.kind != Kind::c2c)
-    throw_bad_value(entry + ": dim", "no dims", "at least one dim (" + entry + " must transform at least one axis)");
+    throw_bad_value(std::string(entry) + ": dim", "no dims",
+                    "at least one dim (" + std::string(entry) + " must transform at least one axis)");
   p->n.reserve(p->dims.size());
   for (std::size_t i = 0; i < p->dims.size(); ++i) {
     int64_t n = has_s ? s[i] : -1;

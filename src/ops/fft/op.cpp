@@ -44,8 +44,8 @@ std::vector<std::string> call_notes(const dispatch::Problem& problem, const void
     } catch (const Error&) {
     }
   }
-  if (p.conj_in) notes.push_back(p.entry + ": a c2r of the conjugated input (numpy's and torch's hfft)");
-  if (p.conj_out) notes.push_back(p.entry + ": the conjugate of an r2c (numpy's and torch's ihfft)");
+  if (p.conj_in) notes.push_back(std::string(p.entry) + ": a c2r of the conjugated input (numpy's and torch's hfft)");
+  if (p.conj_out) notes.push_back(std::string(p.entry) + ": the conjugate of an r2c (numpy's and torch's ihfft)");
   (void)problem;
   return notes;
 }

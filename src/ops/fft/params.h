@@ -38,7 +38,7 @@ struct Params {
   bool conj_out = false;        // ihfft: the output conjugated after the r2c
   DType dtype = DType::c64;     // the complex dtype of the computation (c64 or c128)
   Device device = Device::cpu();
-  std::string entry = "fft";    // the entry point called (for explain and errors)
+  const char* entry = "fft";    // the entry point called (for explain and errors): a static name
 
   int64_t signal_elements() const;  // the product of n
   int64_t batch() const;            // elements of out / elements of one transform's output
