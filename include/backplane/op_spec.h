@@ -146,6 +146,11 @@ struct EntrySpec {
   std::string doc;
   std::vector<ArgSpec> args;
   std::function<Call(const Args&)> prepare;  // validates (errors as PyTorch's) and builds the call
+  // The argument names, each after a byte holding its length, in order
+  // (register_op fills it): Args finds a name in a line or two of memory,
+  // where a scan of `args` touched one ArgSpec (a few hundred bytes) per
+  // name. Empty: Args scans `args`.
+  std::string packed_arg_names = {};
   // "matmul(a, b)", "scaled_dot_product_attention(query, key, value, attn_mask=None, ...)".
   std::string signature() const;
   std::string python_name() const;  // the last part of `python`

@@ -167,13 +167,30 @@ std::string EntrySpec::signature() const {
 Args::Args(const EntrySpec& entry, std::vector<ArgValue> values, std::vector<ArgValue> sequence)
     : entry_(&entry), values_(std::move(values)), sequence_(std::move(sequence)) {}
 
-// Names are a few letters long: the length and first letter settle almost
-// every comparison without a call to memcmp (an FFT call looks up six).
+namespace {
+// Names are a few letters long: compared in place, with no call to memcmp.
+bool same_name(const char* a, const char* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
 const ArgValue& Args::operator[](std::string_view name) const {
-  const std::vector<ArgSpec>& specs = entry_->args;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const std::string& n = specs[i].name;
-    if (n.size() == name.size() && (name.empty() || n[0] == name[0]) && n == name) return values_[i];
+  // An op call looks up a handful of names (an FFT call, five).
+  const std::string& packed = entry_->packed_arg_names;
+  if (!packed.empty()) {
+    const char* p = packed.data();
+    const char* const end = p + packed.size();
+    for (std::size_t i = 0; p < end; ++i) {
+      const auto length = static_cast<std::size_t>(static_cast<unsigned char>(*p++));
+      if (length == name.size() && same_name(p, name.data(), length)) return values_[i];
+      p += length;
+    }
+  } else {
+    const std::vector<ArgSpec>& specs = entry_->args;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+      if (specs[i].name == name) return values_[i];
   }
   throw_runtime(entry_->name, entry_->name + ": asks for argument '" + std::string(name) +
                                   "', which it does not declare");

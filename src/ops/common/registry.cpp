@@ -78,6 +78,18 @@ void register_op(OpSpec spec) {
   if (spec.form && spec.form->line_dims > spec.form->dims.size())
     throw_bad_value(name + " form", std::to_string(spec.form->line_dims) + " shape-line dims",
                     "at most its " + std::to_string(spec.form->dims.size()) + " dims");
+  for (EntrySpec& e : spec.entries) {
+    std::string packed;
+    for (const ArgSpec& a : e.args) {
+      if (a.name.size() > 255) {  // not packable: Args scans e.args
+        packed.clear();
+        break;
+      }
+      packed += static_cast<char>(a.name.size());
+      packed += a.name;
+    }
+    e.packed_arg_names = std::move(packed);
+  }
   dispatch::Op& op = dispatch::define_op(spec.config);
   for (auto& impl : spec.implementations) op.add(std::move(impl));
   r.ops.push_back(OpInfo{name, &op, std::move(spec.entries), std::move(spec.form), std::move(spec.bench)});
