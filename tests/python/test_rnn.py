@@ -20,6 +20,7 @@ from backplane.backends.cudnn import rnn as cudnn_rnn
 from backplane.nn import _rnn_native as native
 from backplane.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pack_sequence, pad_sequence
 import rnn_oracle
+from rnn_helpers import MODES, arr, make, rand, run_with, split_state, state64
 
 try:  # at collection, before any test loads backplane_cuda (whose NCCL would clash with torch's)
     import torch
@@ -29,36 +30,10 @@ except ImportError:
 DATA = pathlib.Path(__file__).resolve().parent / "data" / "rnn_torch.npz"
 IMPLS = ["packed:cpu", "ref:any"]
 TOL = {"float64": 1e-11, "float32": 2e-5, "float16": 5e-3, "bfloat16": 4e-2}
-MODES = {"RNN_TANH": (nn.RNN, {}), "RNN_RELU": (nn.RNN, {"nonlinearity": "relu"}), "LSTM": (nn.LSTM, {}),
-         "GRU": (nn.GRU, {})}
-
-
-def make(mode, *args, **kwargs):
-    cls, extra = MODES[mode]
-    return cls(*args, **extra, **kwargs)
-
-
-def arr(t):
-    return np.asarray(t.to("float64") if t.dtype in ("float16", "bfloat16") else t, dtype=np.float64)
-
-
-def state64(m):
-    return {k: np.asarray(v, dtype=np.float64) for k, v in m.state_dict().items()}
-
-
-def rand(shape, seed, scale=1.0):
-    return np.random.default_rng(seed).standard_normal(shape) * scale
 
 
 def run(m, x, hx=None, impl=None):
-    if impl is None:
-        return m(x, hx)
-    with backends.implementations("rnn", impl):
-        return m(x, hx)
-
-
-def split_state(mode, state):
-    return state if mode == "LSTM" else (state, None)
+    return run_with(m, x, hx, impl)
 
 
 # ---------------------------------------------------------------- against the oracle

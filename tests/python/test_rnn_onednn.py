@@ -16,10 +16,9 @@ from backplane import _C, backends, nn
 from backplane.nn.utils.rnn import pack_padded_sequence
 from conftest import onednn_has_bf16
 import rnn_oracle
+from rnn_helpers import MODES, arr, make, rand, run_with, split_state, state64
 
 IMPL = "onednn:rnn"
-MODES = {"RNN_TANH": (nn.RNN, {}), "RNN_RELU": (nn.RNN, {"nonlinearity": "relu"}), "LSTM": (nn.LSTM, {}),
-         "GRU": (nn.GRU, {})}
 TOL = {"float32": 2e-5, "bfloat16": 4e-2}
 
 pytestmark = pytest.mark.skipif(
@@ -27,30 +26,8 @@ pytestmark = pytest.mark.skipif(
     reason="built without oneDNN")
 
 
-def make(mode, *args, **kwargs):
-    cls, extra = MODES[mode]
-    return cls(*args, **extra, **kwargs)
-
-
-def arr(t):
-    return np.asarray(t.to("float64") if t.dtype in ("float16", "bfloat16") else t, dtype=np.float64)
-
-
-def state64(m):
-    return {k: np.asarray(v, dtype=np.float64) for k, v in m.state_dict().items()}
-
-
-def rand(shape, seed, scale=1.0):
-    return np.random.default_rng(seed).standard_normal(shape) * scale
-
-
 def run(m, x, hx=None, impl=IMPL):
-    with backends.implementations("rnn", impl):
-        return m(x, hx)
-
-
-def split_state(mode, state):
-    return state if mode == "LSTM" else (state, None)
+    return run_with(m, x, hx, impl)
 
 
 def check(mode, out, state, ref, tol):

@@ -16,7 +16,8 @@ namespace bp::kernels::cpu {
 
 enum class ScratchSlot {
   winograd_weights, winograd_input, winograd_output, direct_weights, direct_input,
-  rnn_projection, rnn_panels,  // packed:cpu (src/ops/rnn): a layer's input projections, its recurrent panels
+  rnn_projection, rnn_panels,  // packed:cpu (src/ops/rnn): a layer's input projections, its recurrent panels;
+                               // onednn:rnn: its weight staging and reordered weights (never inside packed:cpu)
   sparse24_x, sparse24_values, sparse24_w,  // the 2:4 kernels (sparse24*.cpp): packed X, W's values
                                             // rounded to bf16, a thread's transposed block of W
   matmul_staging,  // the fp32 accumulators of an f16/bf16 matmul (src/ops/matmul/params.cpp)

@@ -32,6 +32,7 @@
 #include <unordered_map>
 
 #include "backends/onednn/onednn_bf16.h"
+#include "backends/onednn/onednn_checks.h"
 #include "backplane/dispatch_checks.h"
 #include "backplane/precision.h"
 #include "backplane/runtime.h"
@@ -196,11 +197,6 @@ bool onednn_support(const Params& p, dispatch::Reasons& r) {
   return b->error.empty() || r.fail("a problem oneDNN has a convolution primitive for", b->error);
 }
 
-bool mkldnn_not_deterministic(const Params&, int64_t deterministic) { return deterministic == 0; }
-std::string deterministic_got(const Params&) {
-  return "mkldnn.deterministic = True, and oneDNN 2.6 has no deterministic mode (its attribute arrived in 3.0)";
-}
-
 void run(const Params& p) {
   const std::shared_ptr<Built> b = built_for(p);
   if (!b->error.empty()) throw_runtime("onednn:conv", "onednn:conv: " + b->error);
@@ -241,11 +237,7 @@ std::unique_ptr<dispatch::Implementation> make_onednn_conv() {
   props.reduced = dispatch::kBf16;
   props.workspace = "oneDNN's blocked copies of input, weight and output (NCDHW inputs); weights reordered per call";
   using namespace dispatch::checks;
-  std::vector<dispatch::Check<Params>> list;
-  list.push_back(enabled<Params>(flags::Id::mkldnn_enabled));
-  list.push_back(flag_allows<Params>("deterministic", flags::Id::mkldnn_deterministic, mkldnn_not_deterministic,
-                                     "mkldnn.deterministic = False (oneDNN 2.6 cannot promise deterministic results)",
-                                     deterministic_got));
+  std::vector<dispatch::Check<Params>> list = backends::onednn::mkldnn_gate_checks<Params>();
   list.push_back(dtype_in<Params>({DType::f32, DType::bf16, DType::f16}));
   list.push_back(backends::onednn::bf16_support_check<Params>());
   list.push_back({"onednn_support", onednn_support});

@@ -56,6 +56,7 @@
 #include <unordered_map>
 
 #include "backends/onednn/onednn_bf16.h"
+#include "backends/onednn/onednn_checks.h"
 #include "backplane/dispatch_checks.h"
 #include "core/threads.h"
 #include "kernels/cpu/scratch.h"
@@ -205,11 +206,6 @@ bool no_bf16_projection(const Params& p, dispatch::Reasons& r) {
   return !(p.dtype == DType::bf16 && p.cfg.proj_size > 0) ||
          r.fail("no proj_size with bfloat16 (oneDNN 2.6 has no bf16 projection LSTM)",
                 [&] { return "proj_size=" + std::to_string(p.cfg.proj_size) + " with bfloat16"; });
-}
-
-bool mkldnn_not_deterministic(const Params&, int64_t deterministic) { return deterministic == 0; }
-std::string deterministic_got(const Params&) {
-  return "mkldnn.deterministic = True, and oneDNN 2.6 has no deterministic mode (its attribute arrived in 3.0)";
 }
 
 // The weights of `g` from the packed buffer into plain ldgoi / ldoi order (oneDNN's gates), in `stage`.
@@ -379,11 +375,7 @@ std::unique_ptr<dispatch::Implementation> make_onednn() {
   props.deterministic = false;  // oneDNN 2.6 cannot be asked for determinism (the note at the top)
   props.workspace = "W_ih, W_hh (and W_hr) copied into oneDNN's gate order and reordered into its format per call";
   using namespace dispatch::checks;
-  std::vector<dispatch::Check<Params>> list;
-  list.push_back(enabled<Params>(flags::Id::mkldnn_enabled));
-  list.push_back(flag_allows<Params>("deterministic", flags::Id::mkldnn_deterministic, mkldnn_not_deterministic,
-                                     "mkldnn.deterministic = False (oneDNN 2.6 cannot promise deterministic results)",
-                                     deterministic_got));
+  std::vector<dispatch::Check<Params>> list = backends::onednn::mkldnn_gate_checks<Params>();
   list.push_back(dtype_in<Params>({DType::f32, DType::bf16}));
   list.push_back(backends::onednn::bf16_support_check<Params>());
   list.push_back({"lengths", full_lengths});
