@@ -8,6 +8,7 @@
 // cuda.cufft_plan_cache[i]), then the reference, ref:any, which accepts
 // every valid CPU problem.
 
+#include <bit>
 #include <cmath>
 
 #include "backplane/backends/cufft_plan_cache.h"
@@ -21,11 +22,19 @@ namespace {
 
 // Signature dims: kind (0 c2c forward, 1 c2c backward, 2 r2c, 3 c2r), the
 // batch, the rank, the first three signal sizes and a hash of the layout.
+// log2 of a transform's point count: free for powers of two (the usual
+// sizes; every call computes its problem's FLOPs), libm's log2 otherwise.
+double log2_points(double n) {
+  const auto k = static_cast<uint64_t>(n);
+  if (static_cast<double>(k) == n && std::has_single_bit(k)) return static_cast<double>(std::countr_zero(k));
+  return std::log2(n);
+}
+
 double flops(const int64_t* d) {
   double n = 1;
   for (int i = 3; i < 6; ++i)
     if (d[i] > 0) n *= static_cast<double>(d[i]);
-  const double per = 5.0 * n * (n > 1 ? std::log2(n) : 0.0);
+  const double per = 5.0 * n * (n > 1 ? log2_points(n) : 0.0);
   return (d[0] >= 2 ? 0.5 : 1.0) * per * static_cast<double>(d[1]);
 }
 
