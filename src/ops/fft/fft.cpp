@@ -154,7 +154,18 @@ int64_t network_key(const Params& p) {
 // the entry's name, dims and sizes are written straight into the struct the
 // implementations receive (no request struct copied into it), the tuple
 // arguments are read where Args holds them, the output's shape is moved into
-// the output tensor, and the input is copied once (into Params::in).
+// the output tensor, and the input is copied once (into Params::in) and
+// resized only when a size differs.
+//
+// What such a call costs is mostly not instructions but the cache lines it
+// touches: FFTW's execute evicts L1 between calls, so every line of code and
+// data the front end, dispatch and allocator touch is fetched again. Fewer
+// of them is the lever (measured with callgrind: 370 -> 338 code lines, 5.7k
+// -> 3.7k instructions per call outside FFTW): shapes held inline in the
+// tensor (Note [Shapes without the heap]), argument names packed in one
+// string (EntrySpec::packed_arg_names), the entry's name as a static
+// pointer, no string built for an error that is not raised, the Call built
+// in place, intra-library calls bound directly (-Bsymbolic-functions).
 
 // What a call returns: its output, or, for a transform over no dims, the
 // input converted.
