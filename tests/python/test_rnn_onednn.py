@@ -116,11 +116,17 @@ def test_strided_input_and_nan():
     assert np.isfinite(o[:2]).all() and np.isnan(o[2:, 0]).all() and np.isfinite(o[:, 1]).all()
 
 
-def test_weights_rewritten_in_place_are_read_again():
+@pytest.mark.parametrize("mode,inp,layers,bidir,proj", [
+    ("LSTM", 4, 2, False, 0),
+    ("LSTM", 3, 2, True, 3),      # W_hr read from the buffer too; directions apart
+    ("RNN_TANH", 6, 3, False, 0),  # one primitive for the stack: layers apart
+    ("GRU", 4, 2, True, 0),       # staged
+])
+def test_weights_rewritten_in_place_are_read_again(mode, inp, layers, bidir, proj):
     # Parameters written through their views of the packed buffer: same address, new values, new results
-    # (so nothing may be cached by the buffer's address).
-    m = nn.LSTM(4, 6, num_layers=2)
-    x = rand((3, 2, 4), 15).astype(np.float32)
+    # (so nothing may be cached by the buffer's address; LSTM's and RNN's reorders read the buffer itself).
+    m = make(mode, inp, 6, num_layers=layers, bidirectional=bidir, **({"proj_size": proj} if proj else {}))
+    x = rand((3, 2, inp), 15).astype(np.float32)
     first, _ = run(m, backplane.asarray(x))
     buffer_address = m._flat_buffer.data_ptr()
     for i, name in enumerate(m._flat_weights_names):
@@ -129,7 +135,30 @@ def test_weights_rewritten_in_place_are_read_again():
     assert m._flat_buffer.data_ptr() == buffer_address and m._is_packed()
     out, state = run(m, backplane.asarray(x))
     assert np.abs(arr(out) - arr(first)).max() > 1e-3
-    check("LSTM", out, state, rnn_oracle.run("LSTM", state64(m), x, 2, False), TOL["float32"])
+    check(mode, out, state, rnn_oracle.run(mode, state64(m), x, layers, bidir), TOL["float32"])
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("layers,bidir", [(3, False), (2, True)])
+def test_same_shapes_with_and_without_bias(mode, layers, bidir):
+    # Without biases a direction's parameters are closer together in the buffer: the strides the reorders
+    # read it with differ, so the two modules, same shapes otherwise, must not share them.
+    x = rand((4, 3, 8), 40).astype(np.float32)
+    modules = [make(mode, 8, 8, num_layers=layers, bidirectional=bidir, bias=b) for b in (True, False, True)]
+    for m in modules:
+        out, state = run(m, backplane.asarray(x))
+        check(mode, out, state, rnn_oracle.run(mode, state64(m), x, layers, bidir), TOL["float32"])
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("steps,batch", [(1, 32), (5, 20)])
+def test_one_step_and_larger_batches(mode, steps, batch):
+    # Where oneDNN picks other weight formats: its packed GEMM format (here GRU's W_ih at one step, W_hh at
+    # larger batches), which it reorders into only from dense (staged) weights.
+    m = make(mode, 5, 12, num_layers=2)
+    x = rand((steps, batch, 5), 41).astype(np.float32)
+    out, state = run(m, backplane.asarray(x))
+    check(mode, out, state, rnn_oracle.run(mode, state64(m), x, 2, False), TOL["float32"])
 
 
 def test_two_threads_match_one():

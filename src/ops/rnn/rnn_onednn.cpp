@@ -20,13 +20,23 @@
 // the mask (Note [RNN dropout]) is applied between them.
 //
 // Weights: oneDNN wants its own format (format_tag::any: blocked or packed
-// for its GEMMs), so every call copies W_ih, W_hh (and W_hr) into plain
-// ldgoi / ldoi staging in oneDNN's gate order and reorders that into the
-// primitive's format. Nothing is cached by the buffer's address: a packed
-// buffer is rewritten in place (load_state_dict copies into the views) and
-// tensors carry no version counter to tell. Both buffers are kernel scratch
-// slots (Note [Kernel scratch]; the two packed:cpu uses: the implementations
-// never run inside each other).
+// for its GEMMs), so every call reorders W_ih, W_hh (and W_hr) into the
+// primitive's format. The packed buffer's W_ih [G*H, I] row-major is
+// oneDNN's ldgoi, with the layers and directions of a group evenly spaced
+// (cpu_layout), so for LSTM and RNN (the same gate order) the reorders read
+// the buffer itself through strided ldgoi / ldoi descriptors. GRU's weights
+// (u, r are PyTorch's z, r swapped) are copied into plain ldgoi staging in
+// oneDNN's order first: two reorders per weight (z, then r and n two gates
+// apart, each into its gates of the primitive's format) measured slower
+// than the copy plus one reorder. So are weights whose reorder oneDNN 2.6
+// has only from dense sources (its packed GEMM format, rnn_packed, where
+// it picks it: here LBR GRU's W_hh at batch 32, W_ih at one step): a
+// failed strided reorder falls back to staging. Nothing is cached
+// by the buffer's address: a packed buffer is rewritten in place
+// (load_state_dict copies into the views, NumPy writes through DLPack) and
+// tensors carry no version counter to tell. The staging and the reordered
+// weights are kernel scratch slots (Note [Kernel scratch]; the two
+// packed:cpu uses: the implementations never run inside each other).
 //
 // Declines (checks, with reasons explain shows): f64 and f16 (oneDNN 2.6 has
 // f32 and bf16 RNNs on CPUs), bf16 where this CPU's oneDNN has none, bf16
@@ -107,14 +117,55 @@ struct Built {
   dnnl::primitive rnn;
   // The data as Backplane holds them (the primitive takes these formats).
   memory::desc src_layer, src_iter, src_iter_c, dst_layer, dst_iter, dst_iter_c, bias;
-  // The weights: staged plain (ldgoi / ldoi) and the primitive's format.
-  memory::desc plain_layer, plain_iter, plain_proj, layer, iter, proj;
-  dnnl::reorder layer_in, iter_in, proj_in;  // empty when the formats agree
+  // The weights: the primitive's format (layer, iter, proj), what the reorders into it read (from_*: the
+  // packed buffer itself, strided, where direct_*; plain ldgoi / ldoi staging with oneDNN's gates otherwise)
+  // and the reorders (empty when the formats agree).
+  memory::desc layer, iter, proj, from_layer, from_iter, from_proj;
+  bool direct_layer = false, direct_iter = false, direct_proj = false;
+  dnnl::reorder layer_in, iter_in, proj_in;
 };
 
 memory::desc any_like(const memory::desc& d) { return memory::desc(d.dims(), d.data_type(), Tag::any); }
 
-std::shared_ptr<Built> build(const Config& c, DType dtype, int64_t T, int64_t B, const Group& g) {
+// Where a group's weights sit in the packed buffer: the steps, in elements, from one layer (direction) of the
+// group to the next, alike for W_ih, W_hh and W_hr (cpu_layout keeps a direction's parameters together, and a
+// group's layers have the same shapes). `even` is false when some parameter is off that grid: then it is staged.
+struct Spacing {
+  bool even = false;
+  int64_t layer = 0, dir = 0;
+};
+
+Spacing spacing_of(const Params& p, const Group& g) {
+  const int D = p.cfg.dirs();
+  auto at = [&](int64_t l, int d, Which w) { return p.slot(g.first + l, d, w)->offset; };
+  Spacing s;
+  s.layer = g.count > 1 ? at(1, 0, Which::w_ih) - at(0, 0, Which::w_ih) : 0;
+  s.dir = D == 2 ? at(0, 1, Which::w_ih) - at(0, 0, Which::w_ih) : 0;
+  for (Which w : {Which::w_ih, Which::w_hh, Which::w_hr}) {
+    if (p.slot(g.first, 0, w) == nullptr) continue;
+    for (int64_t l = 0; l < g.count; ++l)
+      for (int d = 0; d < D; ++d)
+        if (at(l, d, w) != at(0, 0, w) + l * s.layer + d * s.dir) return Spacing{};
+  }
+  s.even = true;
+  return s;
+}
+
+// The packed buffer's W_ih (W_hh) of a group as oneDNN's ldgoi, dims {L, D, I, G, O}: row gate * O + o of
+// [G * O, I], row-major, every layer / direction `s` apart. Strides of one-long dims are those of a dense tensor.
+memory::desc strided_ldgoi(int64_t L, int64_t D, int64_t I, int64_t G, int64_t O, memory::data_type t,
+                           const Spacing& s) {
+  const int64_t dir = D > 1 ? s.dir : G * O * I, layer = L > 1 ? s.layer : D * dir;
+  return memory::desc({L, D, I, G, O}, t, memory::dims{layer, dir, 1, O * I, I});
+}
+
+// W_hr [P][H] (oneDNN's ldoi dims {L, D, H, P}) likewise.
+memory::desc strided_ldoi(int64_t L, int64_t D, int64_t H, int64_t P, memory::data_type t, const Spacing& s) {
+  const int64_t dir = D > 1 ? s.dir : P * H, layer = L > 1 ? s.layer : D * dir;
+  return memory::desc({L, D, H, P}, t, memory::dims{layer, dir, 1, H});
+}
+
+std::shared_ptr<Built> build(const Config& c, DType dtype, int64_t T, int64_t B, const Group& g, const Spacing& s) {
   auto b = std::make_shared<Built>();
   const int64_t L = g.count, D = c.dirs(), G = c.gates(), H = c.hidden_size, P = c.out_size();
   const bool lstm = c.mode == Mode::lstm, gru = c.mode == Mode::gru, proj = c.proj_size > 0;
@@ -123,17 +174,18 @@ std::shared_ptr<Built> build(const Config& c, DType dtype, int64_t T, int64_t B,
   b->dst_layer = memory::desc({T, B, D * P}, io, Tag::tnc);
   b->src_iter = b->dst_iter = memory::desc({L, D, B, P}, io, Tag::ldnc);
   if (lstm) b->src_iter_c = b->dst_iter_c = memory::desc({L, D, B, H}, f32, Tag::ldnc);  // c is f32 for bf16 too
-  b->plain_layer = memory::desc({L, D, g.in, G, H}, io, Tag::ldgoi);  // PyTorch's rows: [gate][unit][input]
-  b->plain_iter = memory::desc({L, D, P, G, H}, io, Tag::ldgoi);
-  if (proj) b->plain_proj = memory::desc({L, D, H, P}, io, Tag::ldoi);  // W_hr [P][H]
+  // The staging: PyTorch's rows are [gate][unit][input], oneDNN's ldgoi (the gates in oneDNN's order).
+  b->from_layer = memory::desc({L, D, g.in, G, H}, io, Tag::ldgoi);
+  b->from_iter = memory::desc({L, D, P, G, H}, io, Tag::ldgoi);
+  if (proj) b->from_proj = memory::desc({L, D, H, P}, io, Tag::ldoi);  // W_hr [P][H]
   b->bias = memory::desc({L, D, gru ? 4 : G, H}, f32, Tag::ldgo);  // the CPU primitives need a bias
   const auto dir = D == 2 ? dnnl::rnn_direction::bidirectional_concat : dnnl::rnn_direction::unidirectional_left2right;
   const auto fwd = dnnl::prop_kind::forward_inference;
-  const memory::desc layer = any_like(b->plain_layer), iter = any_like(b->plain_iter);
+  const memory::desc layer = any_like(b->from_layer), iter = any_like(b->from_iter);
   try {
     if (lstm) {
       dnnl::lstm_forward::desc d(fwd, dir, b->src_layer, b->src_iter, b->src_iter_c, layer, iter, memory::desc(),
-                                 proj ? any_like(b->plain_proj) : memory::desc(), b->bias, b->dst_layer, b->dst_iter,
+                                 proj ? any_like(b->from_proj) : memory::desc(), b->bias, b->dst_layer, b->dst_iter,
                                  b->dst_iter_c);
       dnnl::lstm_forward::primitive_desc pd(d, engine());
       b->layer = pd.weights_layer_desc(), b->iter = pd.weights_iter_desc();
@@ -156,9 +208,26 @@ std::shared_ptr<Built> build(const Config& c, DType dtype, int64_t T, int64_t B,
     auto reorder = [](const memory::desc& from, const memory::desc& to) {
       return from == to ? dnnl::reorder() : dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
     };
-    b->layer_in = reorder(b->plain_layer, b->layer);
-    b->iter_in = reorder(b->plain_iter, b->iter);
-    if (proj) b->proj_in = reorder(b->plain_proj, b->proj);
+    // LSTM's and RNN's gates are in oneDNN's order already, so a reorder can read the packed buffer itself.
+    // GRU's u, r are PyTorch's z, r swapped: staged (two reorders, z and r / n two gates apart, each into
+    // its gates of the primitive's format, measured slower than the copy and one reorder). oneDNN 2.6's
+    // reorders into its packed GEMM format (rnn_packed) take only dense sources: those weights are staged.
+    auto direct = [&](const memory::desc& strided, memory::desc& from, dnnl::reorder& in, const memory::desc& to) {
+      if (gru || !s.even) return false;
+      try {
+        in = reorder(strided, to);
+      } catch (const dnnl::error&) {
+        return false;
+      }
+      from = strided;
+      return true;
+    };
+    b->direct_layer = direct(strided_ldgoi(L, D, g.in, G, H, io, s), b->from_layer, b->layer_in, b->layer);
+    b->direct_iter = direct(strided_ldgoi(L, D, P, G, H, io, s), b->from_iter, b->iter_in, b->iter);
+    if (proj) b->direct_proj = direct(strided_ldoi(L, D, H, P, io, s), b->from_proj, b->proj_in, b->proj);
+    if (!b->direct_layer) b->layer_in = reorder(b->from_layer, b->layer);
+    if (!b->direct_iter) b->iter_in = reorder(b->from_iter, b->iter);
+    if (proj && !b->direct_proj) b->proj_in = reorder(b->from_proj, b->proj);
   } catch (const dnnl::error& e) {
     b->error = std::string("oneDNN has no ") + mode_name(c.mode) + " primitive for it (" + dtype_name(dtype) +
                (proj ? ", proj_size" : "") + (L > 1 ? ", " + std::to_string(L) + " layers" : "") + "): " + e.what();
@@ -170,9 +239,11 @@ std::shared_ptr<Built> built_for(const Params& p, const Group& g) {
   const Config& c = p.cfg;
   // The team this call runs on (Note [Small problems on fewer threads]): oneDNN sizes its regions by it.
   const int threads = threads::team_size(INT64_MAX);
+  // The spacing is the direct sources' strides (it varies with has_bias): part of the key.
+  const Spacing s = spacing_of(p, g);
   std::string key;
   for (int64_t v : {int64_t(c.mode), int64_t(c.dirs()), g.count, g.in, c.hidden_size, c.proj_size, p.steps, p.batch,
-                    int64_t(p.dtype), int64_t(threads)})
+                    int64_t(p.dtype), int64_t(threads), int64_t(s.even), s.layer, s.dir})
     key += std::to_string(v) + ",";
   static std::mutex mutex;
   static std::unordered_map<std::string, std::shared_ptr<Built>> cache;
@@ -180,7 +251,7 @@ std::shared_ptr<Built> built_for(const Params& p, const Group& g) {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  std::shared_ptr<Built> b = build(c, p.dtype, p.steps, p.batch, g);
+  std::shared_ptr<Built> b = build(c, p.dtype, p.steps, p.batch, g, s);
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= 256) cache.clear();  // bounded: shapes of a long-running process vary
   return cache.emplace(key, std::move(b)).first->second;
@@ -208,7 +279,8 @@ bool no_bf16_projection(const Params& p, dispatch::Reasons& r) {
                 [&] { return "proj_size=" + std::to_string(p.cfg.proj_size) + " with bfloat16"; });
 }
 
-// The weights of `g` from the packed buffer into plain ldgoi / ldoi order (oneDNN's gates), in `stage`.
+// The weights of `g` from the packed buffer into plain ldgoi / ldoi order (oneDNN's gates), in the
+// stage_* that are not null.
 void stage_weights(const Params& p, const Group& g, char* stage_layer, char* stage_iter, char* stage_proj) {
   const Config& c = p.cfg;
   const int64_t D = c.dirs(), G = c.gates(), H = c.hidden_size, P = c.out_size();
@@ -221,10 +293,12 @@ void stage_weights(const Params& p, const Group& g, char* stage_layer, char* sta
       const ParamSlot* w_hh = p.slot(g.first + l, d, Which::w_hh);
       for (int gate = 0; gate < G; ++gate) {
         const int64_t from = pytorch_gate(c.mode, gate) * H;
-        std::memcpy(stage_layer + ((ld * G + gate) * H * g.in) * item, buf + (w_ih->offset + from * g.in) * item,
-                    static_cast<size_t>(H * g.in * item));
-        std::memcpy(stage_iter + ((ld * G + gate) * H * P) * item, buf + (w_hh->offset + from * P) * item,
-                    static_cast<size_t>(H * P * item));
+        if (stage_layer != nullptr)
+          std::memcpy(stage_layer + ((ld * G + gate) * H * g.in) * item, buf + (w_ih->offset + from * g.in) * item,
+                      static_cast<size_t>(H * g.in * item));
+        if (stage_iter != nullptr)
+          std::memcpy(stage_iter + ((ld * G + gate) * H * P) * item, buf + (w_hh->offset + from * P) * item,
+                      static_cast<size_t>(H * P * item));
       }
       if (stage_proj != nullptr)
         std::memcpy(stage_proj + ld * P * H * item, buf + p.slot(g.first + l, d, Which::w_hr)->offset * item,
@@ -292,29 +366,32 @@ void run_group(const Params& p, const Group& g, const Built& b, const Tensor& in
   const bool lstm = c.mode == Mode::lstm, proj = c.proj_size > 0;
   const auto item = dtype_itemsize(p.dtype);
   using kernels::cpu::ScratchSlot;
-  // Staging, then (where the formats differ) the primitive's weights.
-  const std::size_t sl = round_up(b.plain_layer.get_size()), si = round_up(b.plain_iter.get_size()),
-                    sp = proj ? round_up(b.plain_proj.get_size()) : 0;
-  char* stage = scratch_bytes(ScratchSlot::rnn_projection, sl + si + sp);
-  stage_weights(p, g, stage, stage + sl, proj ? stage + sl + si : nullptr);
-  memory plain_layer(b.plain_layer, engine(), stage), plain_iter(b.plain_iter, engine(), stage + sl);
-  memory plain_proj = proj ? memory(b.plain_proj, engine(), stage + sl + si) : memory();
+  // Staging for the weights not read from the buffer itself.
+  const bool stage_layer = !b.direct_layer, stage_iter = !b.direct_iter, stage_proj = proj && !b.direct_proj;
+  const std::size_t sl = stage_layer ? round_up(b.from_layer.get_size()) : 0,
+                    si = stage_iter ? round_up(b.from_iter.get_size()) : 0,
+                    sp = stage_proj ? round_up(b.from_proj.get_size()) : 0;
+  char* stage = sl + si + sp > 0 ? scratch_bytes(ScratchSlot::rnn_projection, sl + si + sp) : nullptr;
+  stage_weights(p, g, stage_layer ? stage : nullptr, stage_iter ? stage + sl : nullptr,
+                stage_proj ? stage + sl + si : nullptr);
+  // The primitive's weights: reordered into `packed` (unless its format is the source's).
   const std::size_t rl = b.layer_in ? round_up(b.layer.get_size()) : 0, ri = b.iter_in ? round_up(b.iter.get_size()) : 0,
                     rp = proj && b.proj_in ? round_up(b.proj.get_size()) : 0;
   char* packed = scratch_bytes(ScratchSlot::rnn_panels, rl + ri + rp);
-  memory layer = plain_layer, iter = plain_iter, projection = plain_proj;
-  if (b.layer_in) {
-    layer = memory(b.layer, engine(), packed);
-    b.layer_in.execute(stream, plain_layer, layer);
-  }
-  if (b.iter_in) {
-    iter = memory(b.iter, engine(), packed + rl);
-    b.iter_in.execute(stream, plain_iter, iter);
-  }
-  if (proj && b.proj_in) {
-    projection = memory(b.proj, engine(), packed + rl + ri);
-    b.proj_in.execute(stream, plain_proj, projection);
-  }
+  char* const buf = static_cast<char*>(const_cast<void*>(p.weights.data()));  // reorders only read a source
+  auto weights = [&](bool direct, Which w, char* staged, const memory::desc& from, const dnnl::reorder& in,
+                     const memory::desc& to, char* at) {
+    memory src(from, engine(), direct ? buf + p.slot(g.first, 0, w)->offset * static_cast<int64_t>(item) : staged);
+    if (!in) return src;
+    memory dst(to, engine(), at);
+    in.execute(stream, src, dst);
+    return dst;
+  };
+  const memory layer = weights(b.direct_layer, Which::w_ih, stage, b.from_layer, b.layer_in, b.layer, packed);
+  const memory iter = weights(b.direct_iter, Which::w_hh, stage + sl, b.from_iter, b.iter_in, b.iter, packed + rl);
+  const memory projection = proj ? weights(b.direct_proj, Which::w_hr, stage + sl + si, b.from_proj, b.proj_in,
+                                           b.proj, packed + rl + ri)
+                                 : memory();
   std::vector<float> bias = bias_of(p, g);
   const int64_t h_at = g.first * D * B * P;  // the group's first layer in h0 / hn
   std::unordered_map<int, memory> args = {
@@ -373,7 +450,9 @@ void run(const Params& p) {
 std::unique_ptr<dispatch::Implementation> make_onednn() {
   dispatch::Properties props;
   props.deterministic = false;  // oneDNN 2.6 cannot be asked for determinism (the note at the top)
-  props.workspace = "W_ih, W_hh (and W_hr) copied into oneDNN's gate order and reordered into its format per call";
+  props.workspace =
+      "W_ih, W_hh (and W_hr) reordered into oneDNN's format per call: from the packed buffer (LSTM, RNN), from a "
+      "copy in oneDNN's gate order (GRU)";
   using namespace dispatch::checks;
   std::vector<dispatch::Check<Params>> list = backends::onednn::mkldnn_gate_checks<Params>();
   list.push_back(dtype_in<Params>({DType::f32, DType::bf16}));
