@@ -201,6 +201,19 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // back into the transposed problem.)
 constexpr int64_t kFewQueries = 48;
 
+// Note [Causal staircase]
+// A causal task's last key block holds the diagonal: key j0 + c is hidden
+// from the queries before it, so of its nk x nq scores about nq²/2 are
+// thrown away, 11% of all the score work at L = 4096 with 192-query tasks.
+// With the packed key panel (whose first rows are a packed panel of fewer
+// rows) the scores of that block are computed per group of kStairCols
+// query columns, each over the keys its last query sees; the entries left
+// out are all hidden, and the causal fill writes -inf there. bf16,
+// L = 4096, D = 64, one thread: 0.77 -> 0.80 of the bf16 GEMM rate. (The
+// value products still take the whole block: the packed value panel has no
+// shorter form, its strips hold the whole key length.)
+constexpr int64_t kStairCols = 64;
+
 // Note [Packed key and value panels]
 // The bf16 GEMMs take each key block (Sᵀ = K·Qᵀ) and value block (Oᵀ +=
 // Vᵀ·P) as their A operand, which they pack for every product: every block
@@ -316,10 +329,21 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
     sbuf.resize(static_cast<std::size_t>(nk * nq));
     Acc* st = sbuf.data();
-    // The packed panels of this key block, when it has its full packed length.
+    // The packed panels of this key block: the key panel's first nk rows
+    // are a packed panel of nk rows, the value panel only has its full length.
     const int64_t kv_index = j0 / a.kv_block;
     const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
-    if (use_packed) {
+    if (packed && a.causal && j0 + nk > i0 + 1) {
+      // Note [Causal staircase]: per group of query columns, only the keys
+      // some column of the group sees; the rest are -inf (the fill below).
+      for (int64_t r0 = 0; r0 < nq; r0 += kStairCols) {
+        const int64_t cols = std::min(kStairCols, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
+        if (rows > 0)
+          gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], rows, E,
+                           {reinterpret_cast<const uint16_t*>(qtbuf.data()) + r0, E, cols, nq, 1},
+                           {reinterpret_cast<float*>(st) + r0, rows, cols, nq, 1}, static_cast<float>(scale), 0.0f);
+      }
+    } else if (packed) {
       gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], nk, E, {reinterpret_cast<const uint16_t*>(qtbuf.data()), E, nq, nq, 1},
                        {reinterpret_cast<float*>(st), nk, nq, nq, 1}, static_cast<float>(scale), 0.0f);
     } else if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
