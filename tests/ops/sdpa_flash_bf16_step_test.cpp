@@ -27,7 +27,8 @@ double score(int r, int b, int c, std::mt19937& rng) {
   const double z = nd(rng);
   switch (r % 9) {
     case 0: return 2 * z;
-    case 1: return z + (b == 2 ? 20.0 : 0.0);  // a jump far past the lazy threshold: the two-pass redo
+    case 1: return z + (b == 2 ? 20.0 : b >= 4 ? 220.0 : 0.0);  // jumps past the lazy threshold (the two-pass
+                                                                // redo), the second past fp32's exp range
     case 2: return z + 1.5 * b;                // steady growth: lazy blocks with weights > 1, then a redo
     case 3: return b == 0 ? -kInf : z;         // masked in the first block (m = -inf, two-pass on block 1)
     case 4: return -kInf;                      // never sees a key: output 0

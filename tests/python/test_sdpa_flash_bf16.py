@@ -21,10 +21,10 @@ def rand(rng, shape):
 
 def growing_mask(rng, L, S):
     """Additive mask: rows 0 mod 4 grow by 12 over the keys (several lazy blocks, then redone ones), rows 1 mod 4
-    jump by 30 at one key of the second block, row 2 is finfo.min everywhere, row 3 sees no key, the rest noise."""
+    jump by 300 at one key of the second block, row 2 is finfo.min everywhere, row 3 sees no key, the rest noise."""
     m = rng.standard_normal((L, S)).astype(np.float32)
     m[0::4] += np.linspace(0, 12, S, dtype=np.float32)
-    m[1::4, min(S - 1, 400)] += 30
+    m[1::4, min(S - 1, 400)] += 300  # past fp32's exp range unless the block is redone
     if L > 3:
         m[2] = float(ml_dtypes.finfo(BF16).min)
         m[3] = -np.inf

@@ -173,6 +173,7 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // and narrowed by store_out_cols_avx512. Those scalar passes and the
 // out-of-line double rounding of the output took ~20% of bf16 time at
 // L = 4096, D = 64 on Zen 5, where the bf16 GEMMs run at twice fp32's rate.
+// bf16 on AVX512_BF16 now takes its own step (Note [bf16 flash softmax step]).
 
 // Note [bf16 flash softmax step]
 // With bf16 inputs on AVX512_BF16 the GEMMs run at twice fp32's rate, so
@@ -186,8 +187,11 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // bf16 rounding) and vcvtne2ps2bf16 for P. m is then not the row maximum
 // but the shift l belongs to; the output O / l is unchanged. One thread,
 // Zen 5, L = 4096, ratio to the bf16 GEMM's 1024^3 rate in the same
-// process: D = 64 0.73 -> 0.86 (causal 0.68 -> 0.80), D = 128 0.85 -> 0.95
-// (causal 0.78 -> 0.85).
+// process (best of 5, thread CPU time, +-0.02 between runs), with the
+// causal changes below: D = 64 0.73 -> 0.84 (causal 0.67 -> 0.78),
+// D = 128 0.83 -> 0.91 (causal 0.76 -> 0.86). The softmax is then ~13% of
+// the time at D = 64; the rest beyond the GEMM tiles is the 8-row edge
+// tiles (Ev = 64 = 4 x 14 + 8), packing and the per-task Qᵀ copy.
 
 // Note [Few-query P·V]
 // With few query rows (decode: L = 1 with the G query heads of a key/value
