@@ -173,6 +173,25 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // and narrowed by store_out_cols_avx512. Those scalar passes and the
 // out-of-line double rounding of the output took ~20% of bf16 time at
 // L = 4096, D = 64 on Zen 5, where the bf16 GEMMs run at twice fp32's rate.
+// bf16 on AVX512_BF16 now takes its own step (Note [bf16 flash softmax step]).
+
+// Note [bf16 flash softmax step]
+// With bf16 inputs on AVX512_BF16 the GEMMs run at twice fp32's rate, so
+// the softmax between them weighed twice as much: 28% of the time at
+// L = 4096, D = 64 (where each GEMM is half as long as at D = 128) with
+// the fp32 step above. bf16 takes softmax_block_cols_bf16_avx512bf16
+// (attention_flash_avx512_bf16.cpp) instead: lazy rescaling (a block whose
+// scores stay within 2^8 in weight of the running maximum is one pass:
+// exp, sums and P, with no maximum pass and no rescaling of Oᵀ; others
+// are redone in two passes), a degree-3 exp (1e-4 relative, under P's
+// bf16 rounding) and vcvtne2ps2bf16 for P. m is then not the row maximum
+// but the shift l belongs to; the output O / l is unchanged. One thread,
+// Zen 5, L = 4096, ratio to the bf16 GEMM's 1024^3 rate in the same
+// process (best of 5, thread CPU time, +-0.02 between runs), with the
+// causal changes below: D = 64 0.73 -> 0.84 (causal 0.67 -> 0.78),
+// D = 128 0.83 -> 0.91 (causal 0.76 -> 0.86). The softmax is then ~13% of
+// the time at D = 64; the rest beyond the GEMM tiles is the 8-row edge
+// tiles (Ev = 64 = 4 x 14 + 8), packing and the per-task Qᵀ copy.
 
 // Note [Few-query P·V]
 // With few query rows (decode: L = 1 with the G query heads of a key/value
@@ -185,6 +204,28 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // (Writing O column-major does not do it: the GEMM turns a column-major C
 // back into the transposed problem.)
 constexpr int64_t kFewQueries = 48;
+
+// Note [Causal staircase]
+// A causal task's last key block holds the diagonal: key j0 + c is hidden
+// from the queries before it, so of its nk x nq scores about nq²/2 are
+// thrown away, 11% of all the score work at L = 4096 with 192-query tasks.
+// With the packed key panel (whose first rows are a packed panel of fewer
+// rows) the scores of that block are computed per group of kStairCols
+// query columns, each over the keys its last query sees; the entries left
+// out are all hidden, and the causal fill writes -inf there. bf16,
+// L = 4096, D = 64, one thread: 0.77 -> 0.80 of the bf16 GEMM rate. (The
+// value products still take the whole block: the packed value panel has no
+// shorter form, its strips hold the whole key length.)
+constexpr int64_t kStairCols = 64;
+
+// Note [Causal bf16 key blocks]
+// Causal bf16 runs with key blocks as long as the query blocks (the
+// default 384 becomes 192): every task's last key block then ends where
+// its queries do and has its full packed length, so the diagonal block
+// takes the packed panels too (Note [Packed key and value panels]; with
+// 384 every other task packed its value block again, a strided gather),
+// and it is only the triangle. +1-2% at L = 4096 (D = 64 and 128), where
+// the shorter blocks cost nothing measurable without causal either.
 
 // Note [Packed key and value panels]
 // The bf16 GEMMs take each key block (Sᵀ = K·Qᵀ) and value block (Oᵀ +=
@@ -263,6 +304,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
   // Note [AVX-512 flash block step]
   constexpr bool kFloat = std::is_same_v<Acc, float>;
   const bool fused = kFloat && vec == SoftmaxVec::avx512;
+  const bool bf16_step = kBf16 && fused && a.isa == GemmIsa::avx512_bf16 && flash_bf16_step_supported();
 
   // Qᵀ, pre-scaled, so the scores need no extra pass.
   const Acc scale = static_cast<Acc>(a.scale);
@@ -300,10 +342,21 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     const int64_t nk = std::min(a.kv_block, kv_end - j0);
     sbuf.resize(static_cast<std::size_t>(nk * nq));
     Acc* st = sbuf.data();
-    // The packed panels of this key block, when it has its full packed length.
+    // The packed panels of this key block: the key panel's first nk rows
+    // are a packed panel of nk rows, the value panel only has its full length.
     const int64_t kv_index = j0 / a.kv_block;
     const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
-    if (use_packed) {
+    if (packed && a.causal && j0 + nk > i0 + 1) {
+      // Note [Causal staircase]: per group of query columns, only the keys
+      // some column of the group sees; the rest are -inf (the fill below).
+      for (int64_t r0 = 0; r0 < nq; r0 += kStairCols) {
+        const int64_t cols = std::min(kStairCols, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
+        if (rows > 0)
+          gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], rows, E,
+                           {reinterpret_cast<const uint16_t*>(qtbuf.data()) + r0, E, cols, nq, 1},
+                           {reinterpret_cast<float*>(st) + r0, rows, cols, nq, 1}, static_cast<float>(scale), 0.0f);
+      }
+    } else if (packed) {
       gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], nk, E, {reinterpret_cast<const uint16_t*>(qtbuf.data()), E, nq, nq, 1},
                        {reinterpret_cast<float*>(st), nk, nq, nq, 1}, static_cast<float>(scale), 0.0f);
     } else if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
@@ -324,7 +377,10 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
         for (int64_t r = 0; r < std::min(nq, j0 + c - i0); ++r) st[c * nq + r] = kNegInf;
     if constexpr (kBf16) pbuf.resize(static_cast<std::size_t>(nk * nq));
     if constexpr (kFloat) {
-      if (fused)
+      if (bf16_step)  // Note [bf16 flash softmax step]
+        detail::softmax_block_cols_bf16_avx512bf16(st, nk, nq, m.data(), l.data(), corr.data(),
+                                                   few ? nullptr : obuf.data(), Ev, pbuf.data());
+      else if (fused)
         detail::softmax_block_cols_f32_avx512(st, nk, nq, m.data(), l.data(), corr.data(), few ? nullptr : obuf.data(),
                                               Ev, kBf16 ? pbuf.data() : nullptr);
     }
@@ -403,6 +459,12 @@ bool flash_softmax_avx512_supported() {
   return ok;
 }
 
+bool flash_bf16_step_supported() {
+  // attention_flash_avx512_bf16.cpp is built with the AVX512_BF16 GEMM's flags.
+  static const bool ok = gemm_isa_supported(GemmIsa::avx512_bf16) && flash_softmax_avx512_supported();
+  return ok;
+}
+
 SoftmaxVec softmax_vec_for(GemmIsa isa) {
   if ((isa == GemmIsa::avx512 || isa == GemmIsa::avx512_bf16) && flash_softmax_avx512_supported())
     return SoftmaxVec::avx512;
@@ -439,7 +501,10 @@ float row_max(const float* s, int64_t n, float init, SoftmaxVec vec) {
 
 double row_max(const double* s, int64_t n, double init, SoftmaxVec) { return row_max_portable(s, n, init); }
 
-void flash_attention(const FlashAttention& args) {
+void flash_attention(const FlashAttention& args_in) {
+  FlashAttention args = args_in;
+  // Note [Causal bf16 key blocks]
+  if (args.causal && args.elem == DType::bf16 && args.kv_block == 2 * args.q_block) args.kv_block = args.q_block;
   if (args.L == 0 || args.batch == 0 || args.Ev == 0) return;
   switch (args.elem) {
     case DType::f32: return run_all<DType::f32>(args);

@@ -53,6 +53,9 @@ void flash_attention(const FlashAttention& args);
 // Whether the AVX-512 softmax helpers below can run here (build and CPU).
 bool flash_softmax_avx512_supported();
 
+// Whether the bf16 softmax step (attention_flash_avx512_bf16.cpp) can run here.
+bool flash_bf16_step_supported();
+
 // The vector width of the softmax helpers a kernel may use: that of the ISA
 // its GEMMs run on (pick_gemm_isa has applied the CPU-capability cap), so
 // an "avx2" cap keeps the softmax to AVX2 too. scalar is std::exp.
@@ -101,6 +104,13 @@ void softmax_block_cols_f32_avx512(float* s, int64_t nk, int64_t nq, float* m, f
 // nearest even; NaN stays NaN). flash:cpu's Oᵀ has o_cs = nq, efficient:cpu's O 1.
 void store_out_avx512(const float* o, int64_t o_rs, int64_t o_cs, int64_t nq, int64_t cols, const float* l,
                       int elem, void* out, int64_t out_rs);
+// The bf16 inputs' block step (Note [bf16 flash softmax step] in
+// attention_flash.cpp; only where flash_bf16_step_supported()): as above
+// with P always written to p16 and s only read, but m may stay below the
+// column maximum (lazy rescaling: weights up to 2^8), exp to ~1e-4 relative
+// and P rounded with vcvtne2ps2bf16 (subnormal weights flush to 0).
+void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
+                                        float* o, int64_t o_rows, uint16_t* p16);
 // y[i] = finite_to_bf16(x[i]) (bf16_round.h), i < n.
 void round_bf16_avx512(const float* x, uint16_t* y, int64_t n);
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit

@@ -1,0 +1,232 @@
+// The flash-attention softmax step for bf16 inputs where the GEMMs run on
+// AVX512_BF16 (attention_flash.h, Note [bf16 flash softmax step] in
+// attention_flash.cpp). Built with the AVX512_BF16 flags (Note [Source
+// layout and globbing] in CMakeLists.txt); the caller checks
+// gemm_isa_supported(GemmIsa::avx512_bf16) first.
+//
+// Against softmax_block_cols_f32_avx512 (attention_flash_avx512.cpp), which
+// the fp32 path keeps, three things make the step about half as long:
+// - exp as 2^t with t = (x - m)·log2(e) = n + f,
+//   |f| <= 1/2 and 2^f by a degree-3 polynomial (7.5e-5 relative: P is
+//   rounded to bf16, 2^-9 relative, right after; and an error in P's weights
+//   enters numerator and normaliser alike, so the output moves by at most
+//   that relative error times the spread of V);
+// - lazy rescaling (as FlashAttention-3 and llama.cpp do): once a query has
+//   a finite running maximum m, a block's weights are taken against that m
+//   as long as no score exceeds it by more than 2^kLazyLog2 in weight. Then
+//   the block is one pass (exp, row sums, P) with no maximum pass before it
+//   and no rescaling of Oᵀ or l after it; the output divides by the l that
+//   matches the m used, so the result is the same up to rounding. A block
+//   where some score does exceed it is redone with the two-pass step (its P
+//   is rewritten, nothing else was stored);
+// - P rounded two vectors at a time by vcvtne2ps2bf16 (round to nearest
+//   even, as finite_to_bf16 does; subnormal weights, below 1e-38 of the
+//   largest, flush to 0 and NaN stays NaN) instead of five integer
+//   instructions and a narrowing move per vector.
+
+// GCC 12's unmasked AVX-512 intrinsics start from _mm512_undefined_ps() and
+// warn about it once inlined (GCC PR105593, fixed in 13): a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/exp_poly.h"
+
+namespace bp::kernels::cpu::detail {
+namespace {
+
+// A block's weights may reach 2^kLazyLog2 against a stale maximum (256: far
+// inside bf16's and fp32's range, and the row sums of 10^5 keys stay far
+// below fp32 overflow).
+constexpr float kLazyLog2 = 8.0f;
+
+// 2^f on |f| <= 1/2, highest degree first: a relative minimax fit (Lawson
+// iterations on Chebyshev nodes), 7.5e-5 at most in fp32.
+constexpr float kExp2Poly3[] = {5.517166e-2f, 2.4261113e-1f, 6.9326097e-1f, 9.9992806e-1f};
+
+// 2^t for t >= -160 (or NaN, which stays NaN): t = n + f, 2^f by the
+// polynomial, 2^n by vscalefps (which also underflows 2^-160 to 0).
+inline __m512 exp2_clamped(__m512 t) {
+  const __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(t, n);
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kExp2Poly3[0]), f, _mm512_set1_ps(kExp2Poly3[1]));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly3[2]));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly3[3]));
+  return _mm512_scalef_ps(p, n);
+}
+
+// exp(x - m) as 2^t, t = (x - m)·log2e; -inf (masked) gives 0: vmaxps
+// passes a NaN t (its second operand) through the clamp. The difference is
+// taken first (exact near the maximum): one FMA x·log2e - m·log2e would
+// round m·log2e at m's magnitude, and an additive mask of -3.4e38 (the
+// usual "finfo.min") would even overflow it.
+inline __m512 exp_shifted(__m512 x, __m512 m, __m512& t) {
+  t = _mm512_mul_ps(_mm512_sub_ps(x, m), _mm512_set1_ps(kLog2e));
+  return exp2_clamped(_mm512_max_ps(_mm512_set1_ps(-160.0f), t));
+}
+
+inline __mmask16 tail_mask(int64_t left) {
+  return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+}
+
+// Row c's weights of the chunk, rounded to bf16: vectors 2i and 2i + 1 by
+// one vcvtne2ps2bf16 and one store.
+template <int V>
+inline void store_p(uint16_t* dst, const __m512 (&e)[V], const __mmask16 (&mk)[V]) {
+#pragma GCC unroll 2
+  for (int v = 0; v + 1 < V; v += 2) {
+    const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(e[v + 1], e[v]);
+    _mm512_mask_storeu_epi16(dst + 16 * v, static_cast<__mmask32>(mk[v] | (uint32_t(mk[v + 1]) << 16)), h);
+  }
+  if constexpr (V % 2 == 1) _mm256_mask_storeu_epi16(dst + 16 * (V - 1), mk[V - 1], (__m256i)_mm512_cvtneps_pbh(e[V - 1]));
+}
+
+// The lazy one-pass step on columns r0 .. r0 + 16·V (see the file comment);
+// false, with nothing stored but P, when some score is too far above its m.
+// The vector loops carry `#pragma GCC unroll`: unrolled late, GCC kept the
+// sum and maximum arrays in memory too, a store of each per key row
+// (causal D = 64: 0.77 -> 0.79 of the GEMM rate without them).
+template <int V>
+bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512 (&mold)[V],
+                const __mmask16 (&mk)[V], float* l, float* corr, uint16_t* p16) {
+  __m512 base[V], sum[V], tmax[V];
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    base[v] = _mm512_maskz_mov_ps(mk[v], mold[v]);  // lanes past nq: 0, not -inf
+    sum[v] = _mm512_setzero_ps();
+    tmax[v] = _mm512_set1_ps(-__builtin_inff());
+  }
+  for (int64_t c = 0; c < nk; ++c) {
+    const float* row = s + c * nq + r0;
+    __m512 e[V];
+    #pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      __m512 t;
+      e[v] = exp_shifted(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v], t);
+      tmax[v] = _mm512_max_ps(tmax[v], t);  // a NaN t is dropped here: it reaches l through the sum
+      sum[v] = _mm512_add_ps(sum[v], e[v]);
+    }
+    store_p<V>(p16 + c * nq + r0, e, mk);
+  }
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v)
+    if (_mm512_mask_cmp_ps_mask(mk[v], tmax[v], _mm512_set1_ps(kLazyLog2), _CMP_GT_OQ) != 0) return false;
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    if (mk[v] == 0) continue;
+    const __m512 lo = _mm512_maskz_loadu_ps(mk[v], l + r0 + 16 * v);
+    _mm512_mask_storeu_ps(l + r0 + 16 * v, mk[v], _mm512_add_ps(lo, sum[v]));
+    _mm512_mask_storeu_ps(corr + r0 + 16 * v, mk[v], _mm512_set1_ps(1.0f));
+  }
+  return true;
+}
+
+// Columns r0 .. r0 + 16·V of the block (the last chunk narrower: V is the
+// number of vectors that hold any column). The two-pass step is
+// softmax_cols_chunk's of attention_flash_avx512.cpp (NaN kept as the
+// maximum, all-masked columns kept at m = -inf), with this file's exp and
+// rounding.
+template <int V>
+void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* l, float* corr, float* o,
+           int64_t o_rows, uint16_t* p16) {
+  const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
+  __mmask16 mk[V], finite = 0;
+  __m512 mold[V];
+  bool lazy = true;
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    const int64_t left = nq - r0 - 16 * v;
+    mk[v] = left <= 0 ? __mmask16(0) : tail_mask(left);
+    mold[v] = _mm512_mask_loadu_ps(ninf, mk[v], m + r0 + 16 * v);
+    // fpclass 0x99: QNaN, SNaN, +inf, -inf.
+    finite = static_cast<__mmask16>(mk[v] & ~_mm512_fpclass_ps_mask(mold[v], 0x99));
+    lazy &= finite == mk[v];
+  }
+  if (lazy && lazy_chunk<V>(s, nk, nq, r0, mold, mk, l, corr, p16)) return;
+
+  __mmask16 ord[V];
+  __m512 mx[V], sum[V];
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    mx[v] = mold[v];
+    ord[v] = _mm512_mask_cmp_ps_mask(mk[v], mold[v], mold[v], _CMP_ORD_Q);  // lanes with no NaN so far
+    sum[v] = _mm512_setzero_ps();
+  }
+  for (int64_t c = 0; c < nk; ++c) {
+    const float* row = s + c * nq + r0;
+    #pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const __m512 x = _mm512_mask_loadu_ps(ninf, mk[v], row + 16 * v);
+      mx[v] = _mm512_max_ps(mx[v], x);
+      ord[v] = _mm512_mask_cmp_ps_mask(ord[v], x, x, _CMP_ORD_Q);
+    }
+  }
+  __m512 base[V];
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    // Note [NaN in attention]: vmaxps drops a NaN operand, the mask keeps it.
+    mx[v] = _mm512_mask_mov_ps(mx[v], static_cast<__mmask16>(mk[v] & ~ord[v]), _mm512_set1_ps(__builtin_nanf("")));
+    // All keys masked so far: m stays -inf and the shift is 0 (exp(-inf) = 0, not exp(NaN)).
+    const __mmask16 dead = _mm512_cmp_ps_mask(mx[v], ninf, _CMP_EQ_OQ);
+    base[v] = _mm512_mask_mov_ps(mx[v], dead, _mm512_setzero_ps());
+  }
+  for (int64_t c = 0; c < nk; ++c) {
+    const float* row = s + c * nq + r0;
+    __m512 e[V];
+    #pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      __m512 t;
+      e[v] = exp_shifted(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v], t);
+      sum[v] = _mm512_add_ps(sum[v], e[v]);
+    }
+    store_p<V>(p16 + c * nq + r0, e, mk);
+  }
+  __m512 cr[V];
+  __mmask16 rescale = 0;  // lanes whose correction is not 1
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) {
+    cr[v] = _mm512_set1_ps(1.0f);
+    if (mk[v] == 0) continue;
+    // exp(m_old - m_new), exactly 1 where the maximum did not move (the
+    // polynomial's 2^0 is not 1) and 0 from a column's first key on.
+    __m512 t;
+    cr[v] = _mm512_mask_mov_ps(exp_shifted(mold[v], base[v], t), _mm512_cmp_ps_mask(mold[v], base[v], _CMP_EQ_OQ),
+                               _mm512_set1_ps(1.0f));
+    rescale |= _mm512_mask_cmp_ps_mask(mk[v], cr[v], _mm512_set1_ps(1.0f), _CMP_NEQ_UQ);
+    const __m512 lo = _mm512_maskz_loadu_ps(mk[v], l + r0 + 16 * v);
+    _mm512_mask_storeu_ps(l + r0 + 16 * v, mk[v], _mm512_fmadd_ps(lo, cr[v], sum[v]));
+    _mm512_mask_storeu_ps(m + r0 + 16 * v, mk[v], mx[v]);
+    _mm512_mask_storeu_ps(corr + r0 + 16 * v, mk[v], cr[v]);
+  }
+  if (o != nullptr && rescale != 0)
+    for (int64_t e = 0; e < o_rows; ++e) {
+      float* orow = o + e * nq + r0;
+      #pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) {
+        if (mk[v] == 0) break;
+        _mm512_mask_storeu_ps(orow + 16 * v, mk[v], _mm512_mul_ps(_mm512_maskz_loadu_ps(mk[v], orow + 16 * v), cr[v]));
+      }
+    }
+}
+
+}  // namespace
+
+void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
+                                        float* o, int64_t o_rows, uint16_t* p16) {
+  int64_t r0 = 0;
+  for (; r0 + 64 <= nq; r0 += 64) chunk<4>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+  switch ((nq - r0 + 15) / 16) {
+    case 1: return chunk<1>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+    case 2: return chunk<2>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+    case 3: return chunk<3>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+    case 4: return chunk<4>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+    default: return;  // nq reached
+  }
+}
+
+}  // namespace bp::kernels::cpu::detail
