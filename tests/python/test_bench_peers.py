@@ -8,10 +8,13 @@ import sys
 
 import pytest
 
+from conftest import clean_env
+
 
 def bench(*args):
+    # The package under test (BACKPLANE_PYTHON_DIR under make check), not whatever python/ holds.
     return subprocess.run([sys.executable, "-m", "backplane.bench", *args], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=clean_env())
 
 
 def test_numpy_peer_rows_and_ratios():
