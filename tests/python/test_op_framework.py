@@ -14,6 +14,7 @@ import pytest
 
 import backplane
 from backplane import _cli, backends
+from conftest import PACKAGE_DIR
 import backplane.nn.functional as F
 
 CLI = _cli.cli_path()
@@ -76,8 +77,9 @@ def test_explain_of_an_unknown_op_lists_the_known_ones():
 
 
 def run_python(code, **env):
+    # This process's environment (a sanitizer's preload among it), importing the package under test.
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **env})
+                          env={**os.environ, "PYTHONPATH": PACKAGE_DIR, **env})
 
 
 def plugin_env():
