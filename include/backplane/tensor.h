@@ -65,6 +65,15 @@ using StoragePtr = std::shared_ptr<Storage>;
 // A cuda device needs the CUDA library and that device, else RuntimeError.
 StoragePtr allocate_storage(Device device, std::size_t nbytes);
 
+namespace detail {
+// dim wrapped into [0, ndim), or -1 when it lies outside [-ndim, ndim).
+inline int64_t wrapped_dim(int64_t dim, int64_t ndim) {
+  if (dim >= 0 && dim < ndim) [[likely]]
+    return dim;
+  return dim < 0 && dim >= -ndim ? dim + ndim : -1;
+}
+}  // namespace detail
+
 class Tensor {
  public:
   // An undefined tensor (defined() is false); every other call on it raises.
@@ -172,11 +181,10 @@ class Tensor {
   }
   [[noreturn]] static void throw_undefined(const char* op);
   std::size_t wrapped(int64_t dim, const char* op) const {
-    const int64_t n = ndim();
-    if (dim >= 0 && dim < n) [[likely]]
-      return static_cast<std::size_t>(dim);
-    if (dim < 0 && dim >= -n) return static_cast<std::size_t>(dim + n);
-    throw_bad_dim(dim, n, op);
+    const int64_t w = detail::wrapped_dim(dim, ndim());
+    if (w < 0) [[unlikely]]
+      throw_bad_dim(dim, ndim(), op);
+    return static_cast<std::size_t>(w);
   }
   [[noreturn]] static void throw_bad_dim(int64_t dim, int64_t ndim, const char* op);
   void check_element_type(DType wanted, const char* op) const;

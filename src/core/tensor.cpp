@@ -29,6 +29,10 @@ void throw_bad_dim(int64_t dim, int64_t ndim, const char* op) {
                             : "a dim in [" + std::to_string(-ndim) + ", " + std::to_string(ndim) + ")");
 }
 
+void throw_bad_dim(int64_t dim, int64_t ndim, const char* op, const char* arg) {
+  throw_bad_dim(dim, ndim, (std::string(op) + ": " + arg).c_str());
+}
+
 Extent element_extent(const Shape& shape, const Shape& strides, const char* op, int64_t itemsize) {
   Extent e;
   for (std::size_t d = 0; d < shape.size(); ++d) {

@@ -17,16 +17,26 @@ std::string shape_str(const Shape& shape);
 [[noreturn]] void throw_bad_index(const std::string& op, const std::string& value,
                                   const std::string& allowed);
 
-// IndexError "<op>: expected a dim in [-ndim, ndim), got dim <dim>".
+// IndexError "<op>: expected a dim in [-ndim, ndim), got dim <dim>"; the
+// second form names an op's argument, "<op>: <arg>".
 [[noreturn]] void throw_bad_dim(int64_t dim, int64_t ndim, const char* op);
+[[noreturn]] void throw_bad_dim(int64_t dim, int64_t ndim, const char* op, const char* arg);
 
 // Wraps a negative dim; IndexError when outside [-ndim, ndim). Inline, the
 // error out of line: ops wrap their dims on every call.
 inline int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
-  if (dim >= 0 && dim < ndim) [[likely]]
-    return dim;
-  if (dim < 0 && dim >= -ndim) return dim + ndim;
-  throw_bad_dim(dim, ndim, op);
+  const int64_t w = wrapped_dim(dim, ndim);
+  if (w < 0) [[unlikely]]
+    throw_bad_dim(dim, ndim, op);
+  return w;
+}
+// The same for an op's dim argument: the error's subject "<op>: <arg>"
+// ("fftn: dim") is built only when the error is raised, not on every call.
+inline int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const char* arg) {
+  const int64_t w = wrapped_dim(dim, ndim);
+  if (w < 0) [[unlikely]]
+    throw_bad_dim(dim, ndim, op, arg);
+  return w;
 }
 
 // Calls fn(a_offset, b_offset, inner, a_step, b_step) once per row of two

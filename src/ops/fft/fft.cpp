@@ -86,24 +86,18 @@ std::string torch_dtype_name(DType t) {
               entry, std::to_string(n), "a number of points >= 1");
 }
 
-// Whether dim dims[i] of t already has size sizes[i], for every i.
-bool has_sizes(const Tensor& t, const Shape& dims, const Shape& sizes) {
-  for (std::size_t i = 0; i < dims.size(); ++i)
-    if (t.shape()[static_cast<std::size_t>(dims[i])] != sizes[i]) return false;
-  return true;
-}
-
-// `view` with dim dims[i] of size sizes[i]: trimmed (a view) or zero-padded
-// (a copy), for every dim at once so a padded input is copied once. Taken
-// by value: a call that changes nothing (the usual one) returns it as it came.
-Tensor resized(Tensor view, const Shape& dims, const Shape& sizes) {
+// `view`, in place, with dim dims[i] of size sizes[i]: trimmed (a view) or
+// zero-padded (a copy), for every dim at once so a padded input is copied
+// once. When every size already matches (the usual call) the tensor is left
+// as it is: no copy, no move.
+void resize_to(Tensor& view, const Shape& dims, const Shape& sizes) {
   bool grow = false;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = dims[i];
     if (sizes[i] < view.size(d)) view = view.slice(d, 0, sizes[i]);
     grow = grow || sizes[i] > view.size(d);
   }
-  if (!grow) return view;
+  if (!grow) return;
   Shape target = view.shape();
   for (std::size_t i = 0; i < dims.size(); ++i) target[static_cast<std::size_t>(dims[i])] = sizes[i];
   // Zeros, then the kept region copied in (on the host for a device tensor:
@@ -114,15 +108,7 @@ Tensor resized(Tensor view, const Shape& dims, const Shape& sizes) {
   Tensor region = padded;
   for (int64_t d = 0; d < view.ndim(); ++d) region = region.slice(d, 0, view.size(d));
   region.copy_from(host);
-  return device.is_cpu() ? padded : padded.to(device);
-}
-
-// A dim argument wrapped; the error's subject ("fftn: dim") is built only
-// when there is an error to raise.
-int64_t wrap_transform_dim(const char* entry, int64_t d, int64_t ndim) {
-  if (d >= -ndim && d < ndim) [[likely]]
-    return d < 0 ? d + ndim : d;
-  return detail::wrap_dim(d, ndim, (std::string(entry) + ": dim").c_str());  // raises
+  view = device.is_cpu() ? std::move(padded) : padded.to(device);
 }
 
 // The transform dims: wrapped, unique, in the order given, into `out`.
@@ -130,7 +116,7 @@ void wrap_dims_into(const char* entry, const std::vector<int64_t>& dims, int64_t
   out.clear();
   out.reserve(dims.size());
   for (int64_t d : dims) {
-    const int64_t w = wrap_transform_dim(entry, d, ndim);
+    const int64_t w = detail::wrap_dim(d, ndim, entry, "dim");
     for (int64_t seen : out)
       if (seen == w) throw_bad_value(std::string(entry) + ": dim", "dims with " + std::to_string(w) + " repeated",
                                      "unique dims (FFT dims must be unique)");
@@ -203,9 +189,9 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
   if (kind == Kind::c2r && !p->n.empty()) {
     Shape in_sizes = p->n;
     in_sizes.back() = in_sizes.back() / 2 + 1;
-    if (!has_sizes(p->in, p->dims, in_sizes)) p->in = resized(std::move(p->in), p->dims, in_sizes);
-  } else if (!has_sizes(p->in, p->dims, p->n)) {
-    p->in = resized(std::move(p->in), p->dims, p->n);
+    resize_to(p->in, p->dims, in_sizes);
+  } else {
+    resize_to(p->in, p->dims, p->n);
   }
   Shape out_shape = p->in.shape();
   for (std::size_t i = 0; i < p->dims.size(); ++i) out_shape[static_cast<std::size_t>(p->dims[i])] = p->n[i];
@@ -278,7 +264,7 @@ Call prepare_1d(const OneD& e, const Args& a) {
   p->conj_in = e.conj_in;
   p->conj_out = e.conj_out;
   const Tensor& input = input_of(a, p->entry);
-  const int64_t dim = wrap_transform_dim(p->entry, a.integer("dim"), input.ndim());
+  const int64_t dim = detail::wrap_dim(a.integer("dim"), input.ndim(), p->entry, "dim");
   int64_t n;
   if (!a.is_none("n")) {
     n = a.integer("n");

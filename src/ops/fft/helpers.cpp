@@ -67,7 +67,7 @@ Call prepare_shift(const Args& a, bool inverse) {
   if (a.is_none("dim")) {
     for (int64_t i = 0; i < x.ndim(); ++i) dims.push_back(i);
   } else {
-    for (int64_t d : a.integers("dim")) dims.push_back(detail::wrap_dim(d, x.ndim(), (entry + ": dim").c_str()));
+    for (int64_t d : a.integers("dim")) dims.push_back(detail::wrap_dim(d, x.ndim(), entry.c_str(), "dim"));
   }
   Call c;
   c.op = nullptr;  // nothing dispatched: explain says so
