@@ -86,6 +86,28 @@ inline void store_p(uint16_t* dst, const __m512 (&e)[V], const __mmask16 (&mk)[V
   if constexpr (V % 2 == 1) _mm256_mask_storeu_epi16(dst + 16 * (V - 1), mk[V - 1], (__m256i)_mm512_cvtneps_pbh(e[V - 1]));
 }
 
+// Both steps' pass over the chunk's key rows: the weights exp(x - base)
+// rounded into P, their column sums added to `sum`, and with kTrackMax the
+// largest exponent seen per column in `tmax` (the lazy step's test that no
+// score outgrew its stale maximum; a NaN t is dropped there and reaches l
+// through the sum).
+template <int V, bool kTrackMax>
+inline void exp_rows(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512 (&base)[V],
+                     const __mmask16 (&mk)[V], __m512 (&sum)[V], __m512 (&tmax)[V], uint16_t* p16) {
+  for (int64_t c = 0; c < nk; ++c) {
+    const float* row = s + c * nq + r0;
+    __m512 e[V];
+    #pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      __m512 t;
+      e[v] = exp_shifted(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v], t);
+      if constexpr (kTrackMax) tmax[v] = _mm512_max_ps(tmax[v], t);
+      sum[v] = _mm512_add_ps(sum[v], e[v]);
+    }
+    store_p<V>(p16 + c * nq + r0, e, mk);
+  }
+}
+
 // The lazy one-pass step on columns r0 .. r0 + 16·V (see the file comment);
 // false, with nothing stored but P, when some score is too far above its m.
 // The vector loops carry `#pragma GCC unroll`: unrolled late, GCC kept the
@@ -101,18 +123,7 @@ bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512
     sum[v] = _mm512_setzero_ps();
     tmax[v] = _mm512_set1_ps(-__builtin_inff());
   }
-  for (int64_t c = 0; c < nk; ++c) {
-    const float* row = s + c * nq + r0;
-    __m512 e[V];
-    #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-      __m512 t;
-      e[v] = exp_shifted(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v], t);
-      tmax[v] = _mm512_max_ps(tmax[v], t);  // a NaN t is dropped here: it reaches l through the sum
-      sum[v] = _mm512_add_ps(sum[v], e[v]);
-    }
-    store_p<V>(p16 + c * nq + r0, e, mk);
-  }
+  exp_rows<V, true>(s, nk, nq, r0, base, mk, sum, tmax, p16);
   #pragma GCC unroll 4
   for (int v = 0; v < V; ++v)
     if (_mm512_mask_cmp_ps_mask(mk[v], tmax[v], _mm512_set1_ps(kLazyLog2), _CMP_GT_OQ) != 0) return false;
@@ -175,17 +186,8 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     const __mmask16 dead = _mm512_cmp_ps_mask(mx[v], ninf, _CMP_EQ_OQ);
     base[v] = _mm512_mask_mov_ps(mx[v], dead, _mm512_setzero_ps());
   }
-  for (int64_t c = 0; c < nk; ++c) {
-    const float* row = s + c * nq + r0;
-    __m512 e[V];
-    #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-      __m512 t;
-      e[v] = exp_shifted(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v], t);
-      sum[v] = _mm512_add_ps(sum[v], e[v]);
-    }
-    store_p<V>(p16 + c * nq + r0, e, mk);
-  }
+  __m512 no_max[V];  // not tracked: the maximum is known
+  exp_rows<V, false>(s, nk, nq, r0, base, mk, sum, no_max, p16);
   __m512 cr[V];
   __mmask16 rescale = 0;  // lanes whose correction is not 1
   #pragma GCC unroll 4
