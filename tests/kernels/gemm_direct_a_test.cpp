@@ -187,6 +187,21 @@ void run(GemmIsa isa, bool bf16, const Problem& p, bool specials, uint32_t seed)
 
 using bp::test::ThreadScope;
 
+// The kernels the direct-A entry serves on this CPU: fp32 and bf16 operands
+// on AVX-512, bf16 on AVX512_BF16 (fp32 there is the medium path, which
+// packs A: it must round it).
+struct KernelCase {
+  GemmIsa isa;
+  bool bf16;
+};
+std::vector<KernelCase> direct_a_cases() {
+  std::vector<KernelCase> out;
+  for (const KernelCase c : {KernelCase{GemmIsa::avx512, false}, KernelCase{GemmIsa::avx512, true},
+                             KernelCase{GemmIsa::avx512_bf16, true}})
+    if (kc::gemm_isa_supported(c.isa)) out.push_back(c);
+  return out;
+}
+
 TEST(GemmDirectA, MatchesTheOracleAroundEveryEdge) {
   ThreadScope one(1);
   // MR is 14 (bf16 pairs) or 8 (fp32), NR 32 or 48, the in-place bound 4 strips.
@@ -194,52 +209,38 @@ TEST(GemmDirectA, MatchesTheOracleAroundEveryEdge) {
   const int64_t ns[] = {2, 15, 16, 17, 31, 32, 33, 48, 49, 64, 96, 127, 128, 129, 193};
   const int64_t ks[] = {1, 2, 3, 16, 17, 63, 64, 65};
   uint32_t seed = 1;
-  for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
-    if (!kc::gemm_isa_supported(isa)) continue;
-    for (const bool bf16 : {false, true}) {
-      if (!bf16 && isa == GemmIsa::avx512_bf16) continue;  // the medium path packs A (it must round it)
-      for (int64_t m : ms)
-        for (int64_t n : ns)
-          for (int64_t k : ks)
-            for (const bool bt : {false, true}) {
-              const bool odd = ((m + n + k) & 1) != 0;
-              run(isa, bf16, {m, n, k, bt, odd ? 0.5f : 1.0f, odd ? 1.0f : 0.0f}, false, seed++);
-              if (HasFailure()) return;
-            }
-    }
-  }
+  for (const auto [isa, bf16] : direct_a_cases())
+    for (int64_t m : ms)
+      for (int64_t n : ns)
+        for (int64_t k : ks)
+          for (const bool bt : {false, true}) {
+            const bool odd = ((m + n + k) & 1) != 0;
+            run(isa, bf16, {m, n, k, bt, odd ? 0.5f : 1.0f, odd ? 1.0f : 0.0f}, false, seed++);
+            if (HasFailure()) return;
+          }
 }
 
 TEST(GemmDirectA, NanInfAndSubnormals) {
   ThreadScope one(1);
   uint32_t seed = 100;
-  for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
-    if (!kc::gemm_isa_supported(isa)) continue;
-    for (const bool bf16 : {false, true}) {
-      if (!bf16 && isa == GemmIsa::avx512_bf16) continue;
-      for (const Problem& p : {Problem{16, 16, 16, false, 1, 0}, Problem{17, 33, 65, false, 1, 1},
-                               Problem{64, 64, 64, true, 2, 0}, Problem{3, 100, 7, false, 1, 0}})
-        run(isa, bf16, p, true, seed++);
-      // Subnormal products: the bf16 rounding must not flush them.
-      for (const float alpha : {1e-39f, 3e-41f})
-        for (const Problem& p : {Problem{16, 16, 16, false, alpha, 0}, Problem{29, 64, 33, true, alpha, 0}})
-          run(isa, bf16, p, false, seed++);
-    }
+  for (const auto [isa, bf16] : direct_a_cases()) {
+    for (const Problem& p : {Problem{16, 16, 16, false, 1, 0}, Problem{17, 33, 65, false, 1, 1},
+                             Problem{64, 64, 64, true, 2, 0}, Problem{3, 100, 7, false, 1, 0}})
+      run(isa, bf16, p, true, seed++);
+    // Subnormal products: the bf16 rounding must not flush them.
+    for (const float alpha : {1e-39f, 3e-41f})
+      for (const Problem& p : {Problem{16, 16, 16, false, alpha, 0}, Problem{29, 64, 33, true, alpha, 0}})
+        run(isa, bf16, p, false, seed++);
   }
 }
 
 TEST(GemmDirectA, TwoThreadsAndABatchOfSmallProducts) {
   ThreadScope two(2);
   uint32_t seed = 200;
-  for (const GemmIsa isa : {GemmIsa::avx512, GemmIsa::avx512_bf16}) {
-    if (!kc::gemm_isa_supported(isa)) continue;
-    for (const bool bf16 : {false, true}) {
-      if (!bf16 && isa == GemmIsa::avx512_bf16) continue;
-      for (const Problem& p : {Problem{300, 64, 301, false, 1, 0}, Problem{700, 128, 64, true, 1, 1},
-                               Problem{64, 64, 64, false, 1, 0}})
-        run(isa, bf16, p, false, seed++);
-    }
-  }
+  for (const auto [isa, bf16] : direct_a_cases())
+    for (const Problem& p : {Problem{300, 64, 301, false, 1, 0}, Problem{700, 128, 64, true, 1, 1},
+                             Problem{64, 64, 64, false, 1, 0}})
+      run(isa, bf16, p, false, seed++);
 }
 
 }  // namespace

@@ -167,6 +167,22 @@ std::vector<double> oracle(const std::vector<float>& q, const std::vector<float>
   return out;
 }
 
+// The largest |out - oracle| over batch entry b of a dense [batch, L, Ev]
+// output, whose element i (counted from the batch's start) `at` reads as a
+// double; q, k, v are the dense [batch, L|S, E|Ev] inputs, scale 0.3.
+template <class At>
+double batch_error(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                   const std::vector<float>& mask, int64_t b, int64_t L, int64_t S, int64_t E, int64_t Ev,
+                   bool causal, At at) {
+  const std::vector<float> qb(q.begin() + b * L * E, q.begin() + (b + 1) * L * E);
+  const std::vector<float> kb(k.begin() + b * S * E, k.begin() + (b + 1) * S * E);
+  const std::vector<float> vb(v.begin() + b * S * Ev, v.begin() + (b + 1) * S * Ev);
+  const std::vector<double> ref = oracle(qb, kb, vb, mask, L, S, E, Ev, 0.3, causal);
+  double err = 0;
+  for (int64_t i = 0; i < L * Ev; ++i) err = std::max(err, std::abs(at(b * L * Ev + i) - ref[i]));
+  return err;
+}
+
 void check_shape(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, bool masked, GemmIsa isa) {
   const int64_t E = 24, Ev = 40, batch = 2;
   std::mt19937 rng(static_cast<uint32_t>(L * 1000 + S));
@@ -199,12 +215,7 @@ void check_shape(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal, bool
   a.scale = 0.3, a.causal = causal, a.isa = isa, a.q_block = qb, a.kv_block = kb;
   flash_attention(a);
   for (int64_t b = 0; b < batch; ++b) {
-    const std::vector<float> qb_(q.begin() + b * L * E, q.begin() + (b + 1) * L * E);
-    const std::vector<float> kb_(k.begin() + b * S * E, k.begin() + (b + 1) * S * E);
-    const std::vector<float> vb_(v.begin() + b * S * Ev, v.begin() + (b + 1) * S * Ev);
-    const std::vector<double> ref = oracle(qb_, kb_, vb_, mask, L, S, E, Ev, 0.3, causal);
-    double err = 0;
-    for (int64_t i = 0; i < L * Ev; ++i) err = std::max(err, std::abs(out[b * L * Ev + i] - ref[i]));
+    const double err = batch_error(q, k, v, mask, b, L, S, E, Ev, causal, [&](int64_t i) { return double(out[i]); });
     EXPECT_LT(err, 2e-5) << "L=" << L << " S=" << S << " blocks " << qb << "x" << kb << " causal=" << causal
                          << " masked=" << masked << " isa=" << gemm_isa_name(isa) << " batch " << b;
   }
@@ -346,13 +357,8 @@ void check_bf16_batch(int64_t L, int64_t S, int64_t qb, int64_t kb, bool causal,
   a.scale = 0.3, a.causal = causal, a.isa = isa, a.q_block = qb, a.kv_block = kb;
   flash_attention(a);
   for (int64_t b = 0; b < batch; ++b) {
-    const std::vector<float> qb_(q.begin() + b * L * E, q.begin() + (b + 1) * L * E);
-    const std::vector<float> kb_(k.begin() + b * S * E, k.begin() + (b + 1) * S * E);
-    const std::vector<float> vb_(v.begin() + b * S * Ev, v.begin() + (b + 1) * S * Ev);
-    const std::vector<double> ref = oracle(qb_, kb_, vb_, {}, L, S, E, Ev, 0.3, causal);
-    double err = 0;
-    for (int64_t i = 0; i < L * Ev; ++i)
-      err = std::max(err, std::abs(double(bfloat16_bits_to_float(out[b * L * Ev + i])) - ref[i]));
+    const double err = batch_error(q, k, v, {}, b, L, S, E, Ev, causal,
+                                   [&](int64_t i) { return double(bfloat16_bits_to_float(out[i])); });
     EXPECT_LT(err, 2.5e-2) << "L=" << L << " S=" << S << " blocks " << qb << "x" << kb << " causal=" << causal
                            << " isa=" << gemm_isa_name(isa) << " batch " << b;
   }
