@@ -83,7 +83,6 @@ class Shape {
   }
 
   operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }  // NOLINT
-  std::vector<int64_t> vec() const { return *this; }
 
   // Element access.
   int64_t* data() noexcept { return heap_ ? heap_ : inline_; }

@@ -20,8 +20,6 @@
 namespace bp::ops::fft {
 namespace {
 
-// Signature dims: kind (0 c2c forward, 1 c2c backward, 2 r2c, 3 c2r), the
-// batch, the rank, the first three signal sizes and a hash of the layout.
 // log2 of a transform's point count: free for powers of two (the usual
 // sizes; every call computes its problem's FLOPs), libm's log2 otherwise.
 double log2_points(double n) {
@@ -30,6 +28,8 @@ double log2_points(double n) {
   return std::log2(n);
 }
 
+// Signature dims: kind (0 c2c forward, 1 c2c backward, 2 r2c, 3 c2r), the
+// batch, the rank, the first three signal sizes and a hash of the layout.
 double flops(const int64_t* d) {
   double n = 1;
   for (int i = 3; i < 6; ++i)
