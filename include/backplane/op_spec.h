@@ -98,6 +98,9 @@ class Args {
   Args(const EntrySpec& entry, std::vector<ArgValue> values, std::vector<ArgValue> sequence = {});
   const EntrySpec& entry() const { return *entry_; }
   const ArgValue& operator[](std::string_view name) const;
+  // The value of the entry's index-th declared argument, for an entry's own
+  // prepare(), which knows the order it declared them in: no name lookup.
+  const ArgValue& at(std::size_t index) const { return values_.at(index); }
   bool is_none(std::string_view name) const;
   Tensor tensor(std::string_view name) const;  // an undefined Tensor for None
   const std::vector<Tensor>& tensors(std::string_view name) const;

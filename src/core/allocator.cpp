@@ -3,6 +3,7 @@
 
 #include "core/allocator.h"
 #include "core/host_block_cache.h"
+#include "core/recycled.h"
 
 #include <algorithm>
 #include <atomic>
@@ -97,7 +98,8 @@ StoragePtr allocate_cpu(std::size_t nbytes) {
   record_alloc(Device::cpu(), nbytes);
   // Two words captured (the block size is recomputed): the release function
   // fits std::function's own storage, so a storage costs no second heap allocation.
-  return std::make_shared<Storage>(p, nbytes, Device::cpu(), [p, nbytes] {
+  // The storage's block recycled per thread: Note [Recycled call blocks].
+  return detail::make_recycled<Storage>(p, nbytes, Device::cpu(), [p, nbytes] {
     host_cache::give(p, cpu_block_bytes(nbytes));
     record_free(Device::cpu(), nbytes);
   });

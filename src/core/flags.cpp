@@ -144,6 +144,11 @@ std::vector<std::function<void(int64_t)>> hooks_of(int i) {
   return hooks().by_flag[i];
 }
 
+// The table once global() has built and announced it: get_raw's path, read
+// several times per op call, is then one load instead of a call through the
+// static's guard and the announcement check.
+std::atomic<Global*> g_table{nullptr};
+
 Global& global() {
   static Global g;
   // Once the table exists (env applied), hooks registered before it learn
@@ -157,6 +162,7 @@ Global& global() {
     }
     for (int i = 0; i < kCount; ++i)
       for (auto& h : hooks_of(i)) h(g.value[i].load());
+    g_table.store(&g, std::memory_order_release);
   }
   return g;
 }
@@ -360,7 +366,10 @@ int64_t get_raw(Id id) {
   if (t.log != nullptr) [[unlikely]]
     t.log->read_[static_cast<std::size_t>(i)] = true;
   if (t.depth > 0 && t.set[i]) return t.value[i];
-  return global().value[i].load(std::memory_order_relaxed);
+  Global* g = g_table.load(std::memory_order_acquire);
+  if (g == nullptr) [[unlikely]]
+    g = &global();
+  return g->value[i].load(std::memory_order_relaxed);
 }
 
 int64_t global_raw(Id id) { return global().value[static_cast<int>(id)].load(std::memory_order_relaxed); }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/recycled.h"
 #include "core/tensor_internal.h"
 #include "ops/fft/params.h"
 
@@ -43,11 +44,17 @@ namespace {
 
 enum class Norm { backward, ortho, forward };
 
-// norm=None is "backward".
-Norm parse_norm(const Args& a) {
-  if (a.is_none("norm")) return Norm::backward;
-  const std::string& s = a.string("norm");  // the choices were checked when binding
-  return s == "ortho" ? Norm::ortho : s == "forward" ? Norm::forward : Norm::backward;
+// The order one_d() and n_d() declare their arguments in: prepare() reads
+// them by position (Args::at), with no name lookups.
+enum OneDArg : std::size_t { kOneDInput, kOneDN, kOneDDim, kOneDNorm };
+enum NdArg : std::size_t { kNdInput, kNdS, kNdDim, kNdNorm };
+
+// norm=None is "backward". The value is None or one of the choices checked
+// when binding.
+Norm parse_norm(const ArgValue& norm) {
+  const auto* s = std::get_if<std::string>(&norm);
+  if (s == nullptr) return Norm::backward;
+  return *s == "ortho" ? Norm::ortho : *s == "forward" ? Norm::forward : Norm::backward;
 }
 
 // The factor of a transform over `elements` points: a forward transform is
@@ -221,8 +228,7 @@ Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forwar
       .take_result = [q]() -> ArgValue { return q->dims.empty() ? result_of(*q) : std::move(q->out); }};
 }
 
-const Tensor& input_of(const Args& a, const char* entry) {
-  const ArgValue& v = a["input"];
+const Tensor& input_of(const ArgValue& v, const char* entry) {
   const Tensor* x = std::get_if<Tensor>(&v);
   if (x == nullptr || !x->defined()) throw_bad_value(std::string(entry) + ": input", "None", "a Tensor");
   return *x;
@@ -230,7 +236,7 @@ const Tensor& input_of(const Args& a, const char* entry) {
 
 // A call's Params with what every transform entry starts from: its name, kind, direction.
 std::shared_ptr<Params> params_of(const char* entry, Kind kind, bool forward) {
-  auto p = std::make_shared<Params>();
+  auto p = detail::make_recycled<Params>();  // Note [Recycled call blocks]
   p->entry = entry;
   p->kind = kind;
   p->forward = kind == Kind::c2c ? forward : kind == Kind::r2c;
@@ -242,12 +248,14 @@ std::shared_ptr<Params> params_of(const char* entry, Kind kind, bool forward) {
                   "s and dim of the same length (When given, dim and shape arguments must have the same length)");
 }
 
-// A tuple-of-ints argument where Args holds it (one int: a one-element tuple, in `one`).
-const std::vector<int64_t>& ints_of(const Args& a, std::string_view name, std::vector<int64_t>& one) {
-  const ArgValue& v = a[name];
-  if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) return *xs;
-  one = a.integers(name);  // an int, or Args' own error
-  return one;
+// The index-th argument, a tuple of ints, where Args holds it (one int: a
+// one-element tuple, in `one`), or nullptr for None.
+const std::vector<int64_t>* ints_of(const Args& a, std::size_t index, std::vector<int64_t>& one) {
+  const ArgValue& v = a.at(index);
+  if (const auto* xs = std::get_if<std::vector<int64_t>>(&v)) return xs;
+  if (std::holds_alternative<std::monostate>(v)) return nullptr;
+  one = a.integers(a.entry().args[index].name);  // an int, or Args' own error
+  return &one;
 }
 
 // ---------------------------------------------------------------- 1-D entries
@@ -263,11 +271,12 @@ Call prepare_1d(const OneD& e, const Args& a) {
   auto p = params_of(e.name, e.kind, e.forward);
   p->conj_in = e.conj_in;
   p->conj_out = e.conj_out;
-  const Tensor& input = input_of(a, p->entry);
-  const int64_t dim = detail::wrap_dim(a.integer("dim"), input.ndim(), p->entry, "dim");
+  const Tensor& input = input_of(a.at(kOneDInput), p->entry);
+  const int64_t* dim_given = std::get_if<int64_t>(&a.at(kOneDDim));  // an int (checked when binding)
+  const int64_t dim = detail::wrap_dim(dim_given ? *dim_given : a.integer("dim"), input.ndim(), p->entry, "dim");
   int64_t n;
-  if (!a.is_none("n")) {
-    n = a.integer("n");
+  if (const auto* given = std::get_if<int64_t>(&a.at(kOneDN))) {  // an int or None (checked when binding)
+    n = *given;
   } else {
     n = input.size(dim);
     // The real output of a c2r by default: 2 * (m - 1) points.
@@ -276,7 +285,7 @@ Call prepare_1d(const OneD& e, const Args& a) {
   if (n < 1) bad_points(p->entry, n);
   p->dims = {dim};
   p->n = {n};
-  return finish(std::move(p), input, parse_norm(a), e.forward);
+  return finish(std::move(p), input, parse_norm(a.at(kOneDNorm)), e.forward);
 }
 
 // ---------------------------------------------------------------- N-D entries
@@ -291,14 +300,15 @@ struct ND {
 Call prepare_nd(const ND& e, const Args& a) {
   auto p = params_of(e.name, e.kind, e.forward);
   const char* entry = p->entry;
-  const Tensor& input = input_of(a, entry);
+  const Tensor& input = input_of(a.at(kNdInput), entry);
   const int64_t ndim = input.ndim();
-  const bool has_s = !a.is_none("s");
-  const bool has_dim = !a.is_none("dim");
   std::vector<int64_t> one_s, one_dim;
-  const std::vector<int64_t>& s = has_s ? ints_of(a, "s", one_s) : one_s;
-  if (has_dim) {
-    const std::vector<int64_t>& dims = ints_of(a, "dim", one_dim);
+  const std::vector<int64_t>* s_given = ints_of(a, kNdS, one_s);
+  const std::vector<int64_t>* dim_given = ints_of(a, kNdDim, one_dim);
+  const bool has_s = s_given != nullptr;
+  const std::vector<int64_t>& s = has_s ? *s_given : one_s;
+  if (dim_given != nullptr) {
+    const std::vector<int64_t>& dims = *dim_given;
     if (has_s && s.size() != dims.size()) mismatched_s(entry, s.size(), dims.size());
     wrap_dims_into(entry, dims, ndim, p->dims);
   } else if (has_s) {
@@ -323,7 +333,7 @@ Call prepare_nd(const ND& e, const Args& a) {
     if (n < 1) bad_points(entry, n);
     p->n.push_back(n);
   }
-  return finish(std::move(p), input, parse_norm(a), e.forward);
+  return finish(std::move(p), input, parse_norm(a.at(kNdNorm)), e.forward);
 }
 
 // ---------------------------------------------------------------- declarations
@@ -352,7 +362,7 @@ ArgSpec norm_arg() {
 EntrySpec one_d(OneD e, std::string doc) {
   EntrySpec s = fft_entry(e.name, std::move(doc));
   s.args = {arg::tensor("input"), optional_int("n", "signal length (pads with zeros or trims; None: from the input)"),
-            arg::integer("dim", -1, "the dim to transform"), norm_arg()};
+            arg::integer("dim", -1, "the dim to transform"), norm_arg()};  // in OneDArg's order
   s.prepare = [e](const Args& a) { return prepare_1d(e, a); };
   return s;
 }
@@ -363,7 +373,7 @@ EntrySpec n_d(ND e, std::string doc) {
                         : optional_ints("dim", "the dims to transform (None: all, or the last len(s))");
   s.args = {arg::tensor("input"),
             optional_ints("s", "signal sizes per transformed dim (-1: the input's; pads or trims)"), dim,
-            norm_arg()};
+            norm_arg()};  // in NdArg's order
   s.prepare = [e](const Args& a) { return prepare_nd(e, a); };
   return s;
 }
