@@ -154,11 +154,13 @@ int64_t network_key(const Params& p) {
 // touches: FFTW's execute evicts L1 between calls, so every line of code and
 // data the front end, dispatch and allocator touch is fetched again. Fewer
 // of them is the lever (measured with callgrind: 370 -> 338 code lines, 5.7k
-// -> 3.7k instructions per call outside FFTW): shapes held inline in the
-// tensor (Note [Shapes without the heap]), argument names packed in one
-// string (EntrySpec::packed_arg_names), the entry's name as a static
-// pointer, no string built for an error that is not raised, the Call built
-// in place, intra-library calls bound directly (-Bsymbolic-functions).
+// -> 3.1k instructions per call outside FFTW): shapes held inline in the
+// tensor (Note [Shapes without the heap]), arguments read by position
+// (Args::at), the entry's name as a static pointer, no string built for an
+// error that is not raised, the Call built in place, intra-library calls
+// bound directly (-Bsymbolic-functions), thread-locals through TLS
+// descriptors, and the Params and output storage blocks recycled per thread
+// instead of a malloc and a free each (Note [Recycled call blocks]).
 
 // What a call returns: its output, or, for a transform over no dims, the
 // input converted.

@@ -31,7 +31,9 @@ std::vector<std::pair<std::string, double>> dispatch_overhead() {
   p.m = p.n = p.k = 1;
   std::vector<std::pair<std::string, double>> out;
   out.emplace_back("select_ns_first_acceptable", select_ns(p, 200000));
-  backends::cpu::flags_guard g({.benchmark = true});
+  backends::cpu::flags_options autotune;
+  autotune.benchmark = true;
+  backends::cpu::flags_guard g(autotune);
   out.emplace_back("select_ns_autotune_cache", select_ns(p, 200000));
   return out;
 }
