@@ -226,6 +226,20 @@ class PlanCache final : public PlanCacheBase {
     return it == index_.end() ? nullptr : it->second->plan;
   }
 
+  // Drops the entry for `key`, if there is one (a caller that found it
+  // stale: the conv weight cache when a weight's values changed).
+  void erase(const Key& key) {
+    std::shared_ptr<Plan> gone;  // released after the lock (a plan's deleter may take other locks)
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return;
+    gone = std::move(it->second->plan);
+    bytes_ -= it->second->bytes;
+    lru_.erase(it->second);
+    index_.erase(it);
+    ++removals_;
+  }
+
   size_t size() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     return lru_.size();

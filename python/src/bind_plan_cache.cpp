@@ -3,6 +3,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include "backplane/backends/conv_weight_cache.h"
 #include "backplane/backends/cuda_workspace.h"
 #include "backplane/backends/cufft_plan_cache.h"
 #include "backplane/backends/fft_plan_cache.h"
@@ -37,6 +38,8 @@ void bind_plan_cache(nb::module_& m) {
   m.def("cpu_fft_plan_cache", []() -> PlanCacheBase& { return backends::cpu::fft_plan_cache(); },
         nb::rv_policy::reference,
         "The CPU FFT plan cache (FFTW plans).");
+  m.def("cpu_conv_weight_cache", []() -> PlanCacheBase& { return backends::cpu::conv_weight_cache(); },
+        nb::rv_policy::reference, "The CPU conv weight cache (winograd:f4x3's transformed weights).");
   m.def("save_fft_wisdom", &backends::cpu::save_fft_wisdom, "path"_a, "Saves FFTW's wisdom to a file (merged).");
   m.def("load_fft_wisdom", &backends::cpu::load_fft_wisdom, "path"_a, "Loads FFTW's wisdom from a file.");
   m.def("fft_prewarm", &ops::fft::prewarm, nb::call_guard<nb::gil_scoped_release>(),

@@ -165,6 +165,28 @@ TEST(PlanCache, ConcurrentCallersAllGetAPlan) {
 
 // Note [Plan cache slots]: a slot finds its plan again as a counted hit that
 // keeps the LRU order, and any removal (eviction, clear) turns it stale.
+TEST(PlanCache, EraseDropsOneEntryItsBytesAndStaleSlots) {
+  SizedCache c("test cache", 10, bp::Device::cpu());
+  int made = 0;
+  SizedCache::Slot slot;
+  c.get_or_create_sized(1, sized(1, 100, &made), nullptr, &slot);
+  c.get_or_create_sized(2, sized(2, 50, &made));
+  const auto held = c.peek(1);  // a caller still using the plan keeps it alive
+  c.erase(1);
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_EQ(c.bytes(), 50);
+  EXPECT_EQ(c.peek(1), nullptr);
+  EXPECT_NE(c.peek(2), nullptr);
+  EXPECT_EQ(*held, 1);
+  EXPECT_EQ(c.hit(slot), nullptr);  // a removal: slots are stale
+  c.erase(7);  // absent: nothing happens
+  EXPECT_EQ(c.size(), 1u);
+  made = 0;
+  c.get_or_create_sized(1, sized(1, 100, &made));  // made again
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(c.bytes(), 150);
+}
+
 TEST(PlanCache, SlotsHitUntilSomethingIsRemoved) {
   Cache c("test cache", 2);
   int made = 0;

@@ -228,10 +228,12 @@ def test_winograd_over_several_tile_blocks():
     assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], 256 * 9)
 
 
+@pytest.mark.parametrize("cached", [False, True])
 @pytest.mark.parametrize("channels", [(250, 243), (256, 256)])
-def test_winograd_weight_blocks(channels):
-    """Few tiles and a transformed weight larger than the caches: the output channels go a block at a
-    time (Note [Winograd weight blocks]), the last block ragged, channels not multiples of a vector."""
+def test_winograd_weight_blocks(channels, cached):
+    """Few tiles and a transformed weight larger than the caches: uncached, the output channels go a
+    block at a time (Note [Winograd weight blocks]), the last block ragged, channels not multiples of a
+    vector; cached, the whole transform is kept (Note [Winograd weight cache])."""
     if "winograd:f4x3" not in IMPLS:
         pytest.skip("winograd:f4x3 not available")
     c, k = channels
@@ -239,6 +241,15 @@ def test_winograd_weight_blocks(channels):
     x = layout(rand((1, c, 12, 13), np.float32, rng), "channels_last", rng)  # 12 tiles
     w = rand((k, c, 3, 3), np.float32, rng) / 16
     b = rand((k,), np.float32, rng)
-    with backends.implementations("conv", "winograd:f4x3"):
-        got = F.conv2d(x, w, b, padding=1).numpy()
+    cache = backends.cpu.conv_weight_cache
+    max_size = cache.max_size
+    cache.clear()
+    cache.max_size = 256 if cached else 0
+    try:
+        with backends.implementations("conv", "winograd:f4x3"):
+            got = F.conv2d(x, w, b, padding=1).numpy()
+            assert cache.size == (1 if cached else 0)
+    finally:
+        cache.max_size = max_size
+        cache.clear()
     assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], c * 9)

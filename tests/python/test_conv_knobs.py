@@ -24,8 +24,9 @@ def nhwc(arr):
     return np.ascontiguousarray(arr.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
 
 
-X3 = nhwc(RNG.uniform(-1, 1, (2, 16, 12, 8)).astype(np.float32))  # a 3x3 unit-stride layer (12 tiles: no order rule)
-W3 = RNG.uniform(-1, 1, (16, 16, 3, 3)).astype(np.float32)
+# A 3x3 unit-stride layer no order rule moves (12 tiles, but 8 channels: Note [Conv default order]).
+X3 = nhwc(RNG.uniform(-1, 1, (2, 8, 12, 8)).astype(np.float32))
+W3 = RNG.uniform(-1, 1, (8, 8, 3, 3)).astype(np.float32)
 XD = nhwc(RNG.uniform(-1, 1, (2, 16, 12, 12)).astype(np.float32))  # a depthwise layer, stride 2
 WD = RNG.uniform(-1, 1, (16, 1, 3, 3)).astype(np.float32)
 DEPTHWISE = {"stride": 2, "padding": 1, "groups": 16}

@@ -61,16 +61,39 @@ def test_winograd_leads_3x3_unit_stride_layers_with_enough_tiles_and_channels():
                                _reference(XW, WW, padding=1), rtol=1e-4, atol=1e-4)
 
 
-def test_winograd_does_not_lead_below_its_thresholds():
-    few_tiles = rand(1, 32, 12, 12)                 # 9 tiles
-    assert explain(few_tiles, WW, padding=1).chosen == "onednn:conv"
-    assert "the list's" in order_note(explain(few_tiles, WW, padding=1))
-    narrow = rand(1, 8, 32, 32)                     # 8 channels
+@pytest.fixture
+def weight_cache_bounds():
+    """Restores cpu.conv_weight_cache's bounds (the Winograd rule reads them)."""
+    cache = backends.cpu.conv_weight_cache
+    saved = cache.max_size, cache.max_bytes
+    yield cache
+    cache.max_size, cache.max_bytes = saved
+    cache.clear()
+
+
+def test_winograd_leads_from_few_tiles_when_its_weight_transform_is_cached():
+    # The default: cpu.conv_weight_cache keeps the transform, so 8 tiles are enough.
+    t = explain(rand(1, 32, 12, 12), WW, padding=1)  # 9 tiles
+    assert t.chosen == "winograd:f4x3" and "conv_weight_cache keeps" in order_note(t)
+    assert explain(rand(1, 256, 14, 14), rand(256, 256, 3, 3), padding=1).chosen == "winograd:f4x3"  # 16 tiles
+    assert explain(rand(1, 32, 8, 8), WW, padding=1).chosen == "onednn:conv"  # 4 tiles: below Winograd's minimum
+    narrow = rand(1, 8, 32, 32)  # 8 channels
     assert explain(narrow, rand(8, 8, 3, 3), padding=1).chosen == "onednn:conv"
-    # 16 or 32 tiles are too few whatever the weight (its transform dominates); 48 are enough
-    assert explain(rand(1, 256, 14, 14), rand(256, 256, 3, 3), padding=1).chosen == "onednn:conv"
-    assert explain(rand(2, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "onednn:conv"
-    assert explain(rand(3, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "winograd:f4x3"
+
+
+def test_winograd_does_not_lead_below_its_thresholds_when_transforming_every_call(weight_cache_bounds):
+    for off in ({"max_size": 0}, {"max_bytes": 1024}):  # caching off, or the entry over the byte bound
+        weight_cache_bounds.max_size, weight_cache_bounds.max_bytes = 256, 256 << 20
+        for attr, value in off.items():
+            setattr(weight_cache_bounds, attr, value)
+        few_tiles = rand(1, 32, 12, 12)                 # 9 tiles
+        assert explain(few_tiles, WW, padding=1).chosen == "onednn:conv"
+        assert "the list's" in order_note(explain(few_tiles, WW, padding=1))
+        # 16 or 32 tiles are too few whatever the weight (its transform dominates); 48 are enough
+        assert explain(rand(1, 256, 14, 14), rand(256, 256, 3, 3), padding=1).chosen == "onednn:conv"
+        assert explain(rand(2, 512, 14, 14), rand(512, 512, 3, 3), padding=1).chosen == "onednn:conv"
+        t = explain(rand(3, 512, 14, 14), rand(512, 512, 3, 3), padding=1)
+        assert t.chosen == "winograd:f4x3" and "off or too small" in order_note(t)
     strided = explain(XW, WW, padding=1, stride=2)  # stride 2
     assert strided.chosen == "onednn:conv"
     grouped = explain(XW, rand(32, 16, 3, 3), padding=1, groups=2)

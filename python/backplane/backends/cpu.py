@@ -1,9 +1,10 @@
-"""backplane.backends.cpu: CPU capability, CPU GEMM library choice, CPU autotuning and the CPU FFT plans.
+"""backplane.backends.cpu: CPU capability, CPU GEMM library choice, CPU autotuning and the CPU caches.
 
 ``benchmark`` / ``benchmark_limit`` / ``fft_planning_effort`` are generated
 properties (flag rows cpu.benchmark, cpu.benchmark_limit,
 cpu.fft_planning_effort). ``fft_plan_cache`` is the CPU counterpart of
-``cuda.cufft_plan_cache`` (Backplane additions).
+``cuda.cufft_plan_cache``, and ``conv_weight_cache`` keeps convolution
+weights as winograd:f4x3 transformed them (Backplane additions).
 """
 
 import os
@@ -12,7 +13,7 @@ from .. import _C, _errors
 from . import _props
 
 __all__ = ["get_cpu_capability", "preferred_blas_library", "benchmark", "benchmark_limit", "fft_planning_effort",
-           "fft_plan_cache", "FFTPlanCache"]
+           "fft_plan_cache", "FFTPlanCache", "conv_weight_cache", "ConvWeightCache"]
 
 
 def get_cpu_capability():
@@ -35,16 +36,51 @@ def preferred_blas_library(backend=None):
 
 
 def _cache_property(name, doc, settable=False):
-    """A property forwarding to attribute ``name`` of the C++ CPU FFT plan cache."""
+    """A property forwarding to attribute ``name`` of the C++ cache the class's ``_cache()`` returns."""
     def get(self):
-        return getattr(_C.cpu_fft_plan_cache(), name)
+        return getattr(self._cache(), name)
 
     def set_(self, value):
-        setattr(_C.cpu_fft_plan_cache(), name, value)
+        setattr(self._cache(), name, value)
     return property(get, set_ if settable else None, doc=doc)
 
 
-class FFTPlanCache:
+class _CpuCache:
+    """What the CPU caches share: ``cuda.cufft_plan_cache[i]``'s interface
+    (``size`` read-only, ``max_size``, ``clear()``) plus ``max_bytes``,
+    ``bytes``, ``hits`` and ``misses``."""
+
+    _name = ""
+    _what = "plans"
+
+    @property
+    def size(self):
+        """Number of entries currently cached (read-only)."""
+        return self._cache().size
+
+    @size.setter
+    def size(self, value):
+        raise _errors.runtime(self._name, f".size is a read-only property showing the number of {self._what} "
+                                          f"currently in the cache. To change the cache capacity, set "
+                                          f"{self._name}.max_size.")
+
+    max_size = _cache_property("max_size", "Capacity; shrinking evicts least-recently-used entries; 0 disables "
+                                           "caching.", settable=True)
+    max_bytes = _cache_property("max_bytes", "Byte bound on the cached entries (0: none); shrinking evicts "
+                                             "least-recently-used entries.", settable=True)
+    bytes = _cache_property("bytes", "Bytes the cached entries hold")
+    hits = _cache_property("hits", "Lookups that found an entry")
+    misses = _cache_property("misses", "Lookups that made one")
+
+    def clear(self):
+        """Drops every cached entry."""
+        self._cache().clear()
+
+    def __repr__(self):
+        return f"<{type(self).__name__} of cpu: {self.size} of at most {self.max_size} {self._what}>"
+
+
+class FFTPlanCache(_CpuCache):
     """The CPU FFT plan cache (FFTW plans of the fft op's fftw:dft), with
     ``cuda.cufft_plan_cache[i]``'s interface: ``size`` (read-only),
     ``max_size`` (default 4096; 0 disables caching; negative raises),
@@ -54,28 +90,8 @@ class FFTPlanCache:
     are made again quickly in a later process.
     """
 
-    @property
-    def size(self):
-        """Number of plans currently cached (read-only)."""
-        return _C.cpu_fft_plan_cache().size
-
-    @size.setter
-    def size(self, value):
-        raise _errors.runtime("fft_plan_cache", ".size is a read-only property showing the number of plans currently "
-                                                "in the cache. To change the cache capacity, set "
-                                                "fft_plan_cache.max_size.")
-
-    max_size = _cache_property("max_size", "Capacity; shrinking evicts least-recently-used plans; 0 disables caching.",
-                               settable=True)
-    max_bytes = _cache_property("max_bytes", "Byte bound on the cached plans (0: none); shrinking evicts "
-                                             "least-recently-used plans.", settable=True)
-    bytes = _cache_property("bytes", "Bytes the cached plans hold (as measured)")
-    hits = _cache_property("hits", "Lookups that found a plan")
-    misses = _cache_property("misses", "Lookups that made one")
-
-    def clear(self):
-        """Drops every cached plan."""
-        _C.cpu_fft_plan_cache().clear()
+    _name = "fft_plan_cache"
+    _cache = staticmethod(lambda: _C.cpu_fft_plan_cache())
 
     def save(self, path):
         """Writes FFTW's wisdom to ``path`` (merged with the wisdom already there; written safely)."""
@@ -85,10 +101,22 @@ class FFTPlanCache:
         """Imports FFTW's wisdom from ``path``; False (with a warning) when there is no such file."""
         return _C.load_fft_wisdom(os.fspath(path))
 
-    def __repr__(self):
-        return f"<FFTPlanCache of cpu: {self.size} of at most {self.max_size} plans>"
+
+class ConvWeightCache(_CpuCache):
+    """Convolution weights as winograd:f4x3 transformed them (36 x C x K
+    floats per weight), kept across calls while the weight's values stay the
+    same: every call compares them with a copy, and a weight changed in place
+    is transformed again. The plan caches' interface: ``size`` (read-only),
+    ``max_size`` (default 256; 0 disables caching), ``max_bytes`` (default
+    256 MiB), ``bytes``, ``hits``, ``misses``, ``clear()``.
+    """
+
+    _name = "conv_weight_cache"
+    _what = "weights"
+    _cache = staticmethod(lambda: _C.cpu_conv_weight_cache())
 
 
 fft_plan_cache = FFTPlanCache()
+conv_weight_cache = ConvWeightCache()
 
 _props.install_module_properties(__name__, "cpu")

@@ -22,14 +22,28 @@ namespace bp::kernels::cpu {
 
 // out = conv(x, w) + bias for a 3x3 kernel, unit stride and dilation, one
 // group, 2-D (s.in[0] == s.kernel[0] == 1), any padding. Layouts as
-// direct_conv_f32 (conv_direct.h).
+// direct_conv_f32 (conv_direct.h). With `u_ready` (the transformed weight
+// winograd_transform_weight_f32 made for the same isa and shape) the weight
+// transform is skipped and w is not read; without, it is done in this call.
 void winograd_f4x3_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-                       float* out);
+                       float* out, const float* u_ready = nullptr);
+
+// The transformed weight U = G g G^T of every channel pair, as a call uses
+// it: [36][Cp][Kp] floats, channels padded with zeros to the isa's vector
+// width. winograd_weight_floats says how many floats u must hold.
+int64_t winograd_weight_floats(ConvIsa isa, const ConvShape& s);
+void winograd_transform_weight_f32(ConvIsa isa, const ConvShape& s, const float* w, float* u);
 
 namespace detail {
-void winograd_f4x3_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
-void winograd_f4x3_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
-void winograd_f4x3_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
+void winograd_f4x3_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                               const float* u_ready);
+void winograd_f4x3_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                            const float* u_ready);
+void winograd_f4x3_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                              const float* u_ready);
+void winograd_transform_weight_f32_generic(const ConvShape& s, const float* w, float* u);
+void winograd_transform_weight_f32_avx2(const ConvShape& s, const float* w, float* u);
+void winograd_transform_weight_f32_avx512(const ConvShape& s, const float* w, float* u);
 }  // namespace detail
 
 }  // namespace bp::kernels::cpu

@@ -8,21 +8,47 @@
 namespace bp::kernels::cpu {
 namespace detail {
 
-void winograd_f4x3_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
-  winograd_f4x3<Quad>(GemmIsa::generic, s, x, w, bias, out);
+void winograd_f4x3_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
+                               const float* u_ready) {
+  winograd_f4x3<Quad>(GemmIsa::generic, s, x, w, bias, out, u_ready);
+}
+
+void winograd_transform_weight_f32_generic(const ConvShape& s, const float* w, float* u) {
+  winograd_transform_weight<Quad>(s, w, u);
 }
 
 }  // namespace detail
 
-void winograd_f4x3_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-                       float* out) {
+namespace {
+void require_supported(ConvIsa isa, const char* what) {
   if (!conv_isa_supported(isa))
-    throw_runtime("winograd_f4x3_f32", std::string("Winograd variant '") + conv_isa_name(isa) +
-                                           "' is not supported on this CPU");
+    throw_runtime(what, std::string("Winograd variant '") + conv_isa_name(isa) + "' is not supported on this CPU");
+}
+}  // namespace
+
+void winograd_f4x3_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
+                       float* out, const float* u_ready) {
+  require_supported(isa, "winograd_f4x3_f32");
   switch (isa) {
-    case ConvIsa::generic: return detail::winograd_f4x3_f32_generic(s, x, w, bias, out);
-    case ConvIsa::avx2: return detail::winograd_f4x3_f32_avx2(s, x, w, bias, out);
-    case ConvIsa::avx512: return detail::winograd_f4x3_f32_avx512(s, x, w, bias, out);
+    case ConvIsa::generic: return detail::winograd_f4x3_f32_generic(s, x, w, bias, out, u_ready);
+    case ConvIsa::avx2: return detail::winograd_f4x3_f32_avx2(s, x, w, bias, out, u_ready);
+    case ConvIsa::avx512: return detail::winograd_f4x3_f32_avx512(s, x, w, bias, out, u_ready);
+  }
+}
+
+int64_t winograd_weight_floats(ConvIsa isa, const ConvShape& s) {
+  // The lanes of each variant's vectors (Zmm, Ymm, Quad in conv_vec.h, which
+  // exist only in their own ISA's files).
+  const int64_t lanes = isa == ConvIsa::avx512 ? 16 : isa == ConvIsa::avx2 ? 8 : detail::Quad::L;
+  return 36 * ((s.c + lanes - 1) / lanes * lanes) * ((s.k + lanes - 1) / lanes * lanes);
+}
+
+void winograd_transform_weight_f32(ConvIsa isa, const ConvShape& s, const float* w, float* u) {
+  require_supported(isa, "winograd_transform_weight_f32");
+  switch (isa) {
+    case ConvIsa::generic: return detail::winograd_transform_weight_f32_generic(s, w, u);
+    case ConvIsa::avx2: return detail::winograd_transform_weight_f32_avx2(s, w, u);
+    case ConvIsa::avx512: return detail::winograd_transform_weight_f32_avx512(s, w, u);
   }
 }
 

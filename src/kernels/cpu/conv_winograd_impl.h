@@ -238,9 +238,20 @@ struct Winograd {
 inline constexpr int64_t kWholeWeightBytes = int64_t{4} << 20;
 inline constexpr int64_t kBlockWeightBytes = int64_t{8} << 20;
 
+// The whole U ([36][Cp][Kp]) of w, for a caller that keeps it across calls
+// (winograd_transform_weight_f32).
+template <class Ops>
+void winograd_transform_weight(const ConvShape& s, const float* w, float* u) {
+  constexpr int L = Ops::L;
+  const int64_t cp = (s.c + L - 1) / L * L, kp = (s.k + L - 1) / L * L;
+  float* wt = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(9 * s.c * winograd_tap_stride(kp)));
+  winograd_weight_taps(s, w, kp, wt);
+  winograd_weights<Ops>(s, wt, cp, kp, 0, kp, u);
+}
+
 template <class Ops>
 void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-                   float* out) {
+                   float* out, const float* u_ready) {
   constexpr int L = Ops::L;
   const int64_t cp = (s.c + L - 1) / L * L, kp = (s.k + L - 1) / L * L;
   const int64_t th = (s.out[1] + 3) / 4, tw = (s.out[2] + 3) / 4, tiles = s.n * th * tw;
@@ -250,17 +261,23 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
   const int64_t tb_max = std::min<int64_t>(tiles, std::max<int64_t>(32, (int64_t{8} << 20) / per_tile) / 8 * 8);
   // Output channels per weight block (Note [Winograd weight blocks]): all of
   // them, or as many whole vectors as kBlockWeightBytes of U holds.
+  // A ready U (Note [Winograd weight cache]) is used whole.
   const int64_t u_row_bytes = 36 * cp * static_cast<int64_t>(sizeof(float));
-  const bool blocked = tiles <= tb_max && u_row_bytes * kp > kWholeWeightBytes;
+  const bool blocked = u_ready == nullptr && tiles <= tb_max && u_row_bytes * kp > kWholeWeightBytes;
   const int64_t kb = blocked ? std::clamp<int64_t>(kBlockWeightBytes / u_row_bytes / L * L, L, kp) : kp;
   // Scratch reused across calls (Note [Kernel scratch]): U's block and,
   // after it, the weight's taps as the transform reads them.
-  float* u = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kb + 9 * s.c * winograd_tap_stride(kp)));
-  float* wt = u + 36 * cp * kb;
-  winograd_weight_taps(s, w, kp, wt);
+  float* u_own = nullptr;
+  float* wt = nullptr;
+  if (u_ready == nullptr) {
+    u_own = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(36 * cp * kb + 9 * s.c * winograd_tap_stride(kp)));
+    wt = u_own + 36 * cp * kb;
+    winograd_weight_taps(s, w, kp, wt);
+    if (!blocked) winograd_weights<Ops>(s, wt, cp, kp, 0, kp, u_own);
+  }
+  const float* u = u_ready != nullptr ? u_ready : u_own;
   float* v = scratch(ScratchSlot::winograd_input, static_cast<std::size_t>(36 * tb_max * cp));
   float* m = scratch(ScratchSlot::winograd_output, static_cast<std::size_t>(36 * tb_max * kp));
-  if (!blocked) winograd_weights<Ops>(s, wt, cp, kp, 0, kp, u);
   const Winograd<Ops> wg{s, x, bias, out, cp, kp, th, tw, tiles};
   const int team = threads::team_size(36);
   // Inside the parallel regions below each GEMM runs on one thread.
@@ -282,7 +299,7 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
     // = V_e U_e for the 36 elements, U holding those `width` columns.
     for (int64_t k0 = 0; k0 < kp; k0 += kb) {
       const int64_t width = std::min(kp, k0 + kb) - k0;
-      if (blocked) winograd_weights<Ops>(s, wt, cp, kp, k0, k0 + width, u);
+      if (blocked) winograd_weights<Ops>(s, wt, cp, kp, k0, k0 + width, u_own);
 #pragma omp parallel num_threads(team) if (team > 1)
       {
         one_thread_per_gemm();

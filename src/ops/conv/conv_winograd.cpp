@@ -16,6 +16,7 @@
 #include "ops/conv/checks.h"
 #include "ops/conv/impls.h"
 #include "ops/conv/params.h"
+#include "ops/conv/winograd_weight_cache.h"
 
 namespace bp::ops::conv {
 namespace {
@@ -63,7 +64,8 @@ void run(const Params& p) {
   const kernels::cpu::ConvShape shape = kernel_shape(p);
   const ConvIsa isa = pick_isa();
   run_channels_last_f32(p, [&](const float* x, const float* w, const float* bias, float* out) {
-    kernels::cpu::winograd_f4x3_f32(isa, shape, x, w, bias, out);
+    const auto cached = winograd_weight(p, isa, shape, w);  // Note [Winograd weight cache]
+    kernels::cpu::winograd_f4x3_f32(isa, shape, x, w, bias, out, cached ? transformed(*cached) : nullptr);
   });
 }
 
@@ -78,7 +80,9 @@ std::unique_ptr<dispatch::Implementation> make_winograd() {
   list.push_back({"tiles", enough_tiles});
   list.push_back({"finite", finite});  // last: it reads the data
   dispatch::Properties props;
-  props.workspace = "transformed weights (36 x C x K) and a block of transformed input and output tiles (<= 8 MiB)";
+  props.workspace =
+      "transformed weights (36 x C x K, kept in cpu.conv_weight_cache) and a block of transformed input and output "
+      "tiles (<= 8 MiB)";
   return std::make_unique<dispatch::Impl<Params>>("winograd:f4x3", "cpu", props, std::move(list), run,
                                                   std::vector<flags::Id>{flags::Id::cpu_capability});
 }

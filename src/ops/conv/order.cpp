@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "backplane/backends/conv_weight_cache.h"
 #include "ops/conv/params.h"
 
 namespace bp::ops::conv {
@@ -36,9 +37,23 @@ bool narrow_output(const int64_t* d) {
   return d[kCout] <= kIm2colLeadNarrowMaxCout && d[kCin] >= kIm2colLeadNarrowMinCin;
 }
 
+// Whether cpu.conv_weight_cache would keep this layer's Winograd transform:
+// caching on, and the entry (weight copy plus U, channels padded to 16) within
+// the byte bound (winograd_weight_cache.cpp).
+bool winograd_weight_kept(const int64_t* d) {
+  const auto& cache = backends::cpu::conv_weight_cache();
+  if (cache.max_size() == 0) return false;
+  const int64_t cp = (d[kCin] + 15) / 16 * 16, kp = (d[kCout] + 15) / 16 * 16;
+  const int64_t bytes = (d[kCin] * d[kCout] * 9 + 36 * cp * kp) * static_cast<int64_t>(sizeof(float));
+  return cache.max_bytes() == 0 || bytes <= cache.max_bytes();
+}
+
+int64_t winograd_lead_tiles(const int64_t* d) {
+  return winograd_weight_kept(d) ? kWinogradLeadTilesCached : kWinogradLeadTiles;
+}
+
 bool winograd_leads(const int64_t* d) {
-  const int64_t t = tiles(d);
-  return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && t >= kWinogradLeadTiles;
+  return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && tiles(d) >= winograd_lead_tiles(d);
 }
 
 int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[kW]; }
@@ -76,10 +91,15 @@ std::string default_order_note(const dispatch::Problem& p) {
   const int64_t* d = p.dims;
   switch (default_lead(p)) {
     case Lead::winograd:
+      if (winograd_weight_kept(d))
+        return "default order: winograd:f4x3 first (3x3 stride 1, " + num(tiles(d)) + " output tiles of 4x4 (>= " +
+               num(kWinogradLeadTilesCached) + ") and >= " + num(kWinogradLeadChannels) +
+               " channels: cpu.conv_weight_cache keeps the weight's transform, so calls after the first do 2.25 "
+               "multiplies per output instead of 9 and compare the weight)";
       return "default order: winograd:f4x3 first (3x3 stride 1, " + num(tiles(d)) + " output tiles of 4x4 (>= " +
              num(kWinogradLeadTiles) + ") and >= " + num(kWinogradLeadChannels) +
-             " channels: the per-call weight transform is spread over enough tiles for 2.25 multiplies per output "
-             "instead of 9 to win)";
+             " channels: the per-call weight transform (cpu.conv_weight_cache is off or too small for it) is "
+             "spread over enough tiles for 2.25 multiplies per output instead of 9 to win)";
     case Lead::im2col:
       if ((p.layout & kChannelsLast) != 0 && narrow_output(d) && d[kCin] < kIm2colLeadChannelsLastMinCin)
         return "default order: im2col:gemm first (channels-last 1x1 stride 1 from c_in " + num(d[kCin]) + " >= " +

@@ -10,13 +10,17 @@
 // implementation is faster than oneDNN by a margin worth a rule, and the
 // rank moves it first; the rest of the list keeps its order behind it:
 //   - winograd:f4x3 for 3x3 stride-1 one-group layers with at least
-//     kWinogradLeadChannels input and output channels and at least
-//     kWinogradLeadTiles output tiles of 4x4 (batch x tiles per image): its
-//     weight transform (36 x C x K, every call, whatever the batch) must be
-//     spread over enough tiles. With 16 tiles it lost at every weight size
-//     measured on AVX-512 (0.57-0.70x oneDNN at 128, 192 and 256 channels,
-//     14 x 14), with 32 it lost too (0.76-0.82x at 512 channels, 7 x 7,
-//     batch 8, timed warm) and from 49 it wins;
+//     kWinogradLeadChannels input and output channels and enough output
+//     tiles of 4x4 (batch x tiles per image) for its weight transform (36 x
+//     C x K whatever the batch). When cpu.conv_weight_cache keeps that
+//     transform (Note [Winograd weight cache]: caching on and the entry
+//     within the byte bound), a call after the first pays only a comparison
+//     of the weight, and Winograd led oneDNN from 8 tiles (its own minimum)
+//     at every size measured: 1.06x at 512 channels and 8 tiles, 1.4-1.7x
+//     at 16-32 tiles, 1.6-2.1x at 49-196 tiles (kWinogradLeadTilesCached).
+//     Transformed on every call, it lost with 16 tiles (0.57-0.70x oneDNN at
+//     128-256 channels, 14 x 14) and 32 (0.76-0.82x at 512 channels, 7 x 7,
+//     batch 8) and won from 49 (kWinogradLeadTiles);
 //   - im2col:gemm for NCHW 1x1 stride-1 unpadded one-group layers: one GEMM
 //     per image straight on the caller's memory (W[K, C] x X[C, H*W]), where
 //     oneDNN reorders NCHW into its blocked format and back; and for
@@ -42,7 +46,9 @@
 // CPU-capability cap, implementations(...)) work as before, and the next
 // acceptable one in this order runs. The rank reads no flag, only the
 // problem, so autotune keys are unchanged; cpu.benchmark_limit counts in
-// this order. explain shows the rule that applied in a note.
+// this order. explain shows the rule that applied in a note. (The Winograd
+// rule also reads the conv weight cache's bounds, which are not flags: they
+// decide whether a transform is paid once or on every call.)
 
 #include <string>
 
@@ -52,6 +58,7 @@ namespace bp::ops::conv {
 
 // Measured thresholds (Note [Conv default order]).
 inline constexpr int64_t kWinogradLeadTiles = 48;          // output tiles of 4x4, batch included
+inline constexpr int64_t kWinogradLeadTilesCached = 8;     // ... when the weight's transform is cached
 inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kIm2colLeadNarrowMaxCout = 32;    // ... or with a narrow output

@@ -1,0 +1,68 @@
+// winograd:f4x3's transformed weights in backends.cpu.conv_weight_cache:
+// Note [Winograd weight cache] in winograd_weight_cache.h.
+
+#include "ops/conv/winograd_weight_cache.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "backplane/backends/conv_weight_cache.h"
+
+namespace bp::ops::conv {
+
+struct WinogradWeight {
+  std::unique_ptr<float[]> source;  // the fp32 weight U was made from, [K][C][3][3]
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> u;  // [36][Cp][Kp], 64-byte aligned as the kernels' own scratch
+};
+
+const float* transformed(const WinogradWeight& weight) { return weight.u.get(); }
+
+namespace {
+
+// The entry's key: which tensor (address, dtype, layout) and which kernels.
+std::string key_of(const Params& p, kernels::cpu::ConvIsa isa) {
+  int64_t words[4 + 2 * 5];
+  int n = 0;
+  words[n++] = static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p.w.data()));
+  words[n++] = static_cast<int64_t>(p.w.dtype());
+  words[n++] = static_cast<int64_t>(isa);
+  words[n++] = p.w.ndim();
+  for (int64_t d = 0; d < p.w.ndim() && d < 5; ++d) words[n++] = p.w.size(d), words[n++] = p.w.stride(d);
+  return std::string(reinterpret_cast<const char*>(words), static_cast<std::size_t>(n) * sizeof(int64_t));
+}
+
+}  // namespace
+
+std::shared_ptr<const WinogradWeight> winograd_weight(const Params& p, kernels::cpu::ConvIsa isa,
+                                                      const kernels::cpu::ConvShape& shape, const float* w) {
+  auto& cache = backends::cpu::conv_weight_cache();
+  const auto values = static_cast<std::size_t>(shape.k * shape.c * 9);
+  const auto u_floats = static_cast<std::size_t>(kernels::cpu::winograd_weight_floats(isa, shape));
+  const auto bytes = static_cast<int64_t>((values + u_floats) * sizeof(float));
+  const int64_t max_bytes = cache.max_bytes();
+  if (cache.max_size() == 0 || (max_bytes > 0 && bytes > max_bytes)) return nullptr;
+  const std::string key = key_of(p, isa);
+  auto make = [&]() -> backends::cpu::ConvWeightCache::Made {
+    auto entry = std::make_shared<WinogradWeight>();
+    entry->source.reset(new float[values]);
+    std::memcpy(entry->source.get(), w, values * sizeof(float));
+    float* u = static_cast<float*>(std::aligned_alloc(64, (u_floats * sizeof(float) + 63) / 64 * 64));
+    if (u == nullptr) throw_runtime("conv", "conv: out of memory for a " + std::to_string(bytes) + "-byte Winograd weight");
+    entry->u.reset(u);
+    kernels::cpu::winograd_transform_weight_f32(isa, shape, w, u);
+    return {std::static_pointer_cast<void>(entry), bytes};
+  };
+  bool cached = false;
+  auto entry = std::static_pointer_cast<const WinogradWeight>(cache.get_or_create_sized(key, make, &cached));
+  if (cached && std::memcmp(entry->source.get(), w, values * sizeof(float)) != 0) {
+    // Changed in place, or another weight at this address: transform again.
+    cache.erase(key);
+    entry = std::static_pointer_cast<const WinogradWeight>(cache.get_or_create_sized(key, make));
+  }
+  return entry;
+}
+
+}  // namespace bp::ops::conv
