@@ -223,10 +223,11 @@ TEST(EinsumPaths, AutoWithinAFifthOfDpOnSeededNetworks) {
 
 // Beyond: 48 seeded networks of 22-26 operands (dp still finishes within
 // a test's time there since Note [Capped dp]). auto's path is the same on a
-// second search and within 1.2x dp's cost on all but 2 of them (3 before
-// the pooled trees of path_pool.h; the target is all of them:
-// bench/einsum_auto_bench.cpp measures the share up to 30 operands), never
-// beyond 2x. A change that loses ground here fails.
+// second search and within 1.2x dp's cost on all but 1 of them (2 before
+// the pool unions of Note [Pool unions], 3 before the pooled trees; the
+// issue's target is all of them: bench/einsum_auto_bench.cpp measures the
+// share up to 30 operands), never beyond 1.5x (1.56x before the unions).
+// A change that loses ground here fails.
 TEST(EinsumPaths, AutoNearDpFrom22To26Operands) {
   int over = 0;
   for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
@@ -237,9 +238,9 @@ TEST(EinsumPaths, AutoNearDpFrom22To26Operands) {
         EXPECT_EQ(a.path, auto_path(net).path) << "n=" << n << " seed=" << seed;
         const double dp = cost(net, *dp_path(net)), c = cost(net, a.path);
         over += c > 1.2 * dp;
-        EXPECT_LE(c, 2 * dp) << "n=" << n << " seed=" << seed << " " << a.how;
+        EXPECT_LE(c, 1.5 * dp) << "n=" << n << " seed=" << seed << " " << a.how;
       }
-  EXPECT_LE(over, 2);
+  EXPECT_LE(over, 1);
 }
 
 TEST(EinsumPaths, TreesRoundTrip) {

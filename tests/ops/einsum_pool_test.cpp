@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <limits>
 
 #include "ops/einsum/path_pool.h"
 #include "ops/einsum/paths.h"
@@ -56,6 +57,107 @@ TEST(EinsumPool, EverySetInThePoolGivesTheOptimum) {
           if (std::popcount(s) == ones) pool.add(s, s & (~s + 1));
       const double opt = cost(net, optimal_path(net));
       EXPECT_NEAR(solved(net, pool), opt, 1e-9 * opt) << seed;
+    }
+}
+
+// The network with the operands of `set` alone, its output what leaves the
+// set (idx(set)): contracting it is contracting `set` inside any tree.
+Network inside_of(const Network& net, const Leaves& lv, uint64_t set) {
+  Network sub;
+  for (uint64_t r = set; r; r &= r - 1) sub.inputs.push_back(net.inputs[std::countr_zero(r)]);
+  sub.output = lv.idx(set);
+  sub.sizes = net.sizes;
+  return sub;
+}
+// The network with the operands of `set` replaced by their intermediate:
+// every tree holding `set` is `set`'s plan and a tree of this network.
+Network outside_of(const Network& net, const Leaves& lv, uint64_t set) {
+  Network quotient;
+  quotient.inputs.push_back(lv.idx(set));
+  for (int i = 0; i < net.size(); ++i)
+    if (!(set >> i & 1)) quotient.inputs.push_back(net.inputs[i]);
+  quotient.output = net.output;
+  quotient.sizes = net.sizes;
+  return quotient;
+}
+
+// With every set in the pool, a set's cheapest tree (solve's inside plus
+// outside cost: Note [Pool unions]) is the optimum of the network inside it
+// plus that of the network with it contracted, both from optimal_path (all
+// subsets, written apart); leaves and the whole set lie on the optimum.
+// Regular networks: each label on two operands or the output, so no
+// operand sums labels of its own, which the two sides would count apart.
+TEST(EinsumPool, CompletionsAreTheOptimaInsideAndOutside) {
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    const Network net = random_network(RandomKind::regular, 8, 900 + seed);
+    const Leaves lv(net);
+    SetPool pool(lv);
+    for (int ones = 2; ones <= net.size(); ++ones)
+      for (uint64_t s = 1; s <= lv.all(); ++s)
+        if (std::popcount(s) == ones) pool.add(s, s & (~s + 1));
+    Tree t;
+    double best = 0;
+    ASSERT_TRUE(pool.solve(t, best, true));
+    const double opt = cost(net, optimal_path(net));
+    EXPECT_NEAR(best, opt, 1e-9 * opt);
+    int checked = 0;
+    for (uint64_t s = 1; s <= lv.all(); ++s) {
+      const int ones = std::popcount(s);
+      double want = opt;
+      if (ones >= 3 && net.size() - ones + 1 >= 3)
+        want = cost(inside_of(net, lv, s), optimal_path(inside_of(net, lv, s))) +
+               cost(outside_of(net, lv, s), optimal_path(outside_of(net, lv, s)));
+      else if (ones != 1 && s != lv.all())
+        continue;  // two-operand networks: no optimal_path
+      EXPECT_NEAR(pool.cheapest_through(s), want, 1e-9 * want) << "seed=" << seed << " set=" << s;
+      ++checked;
+    }
+    EXPECT_GT(checked, 100);
+    EXPECT_EQ(pool.cheapest_through(0), std::numeric_limits<double>::infinity());  // not in the pool
+  }
+}
+
+// add_unions() adds only unions of two disjoint pool sets that share a
+// label, each on a pool tree within `reach` of the cheapest, at most `most`
+// of them; the tree after is never costlier, and the same from the same pool.
+TEST(EinsumPool, UnionsOfWellPlacedSetsNeverCostMore) {
+  for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
+    for (int n : {12, 20, 28}) {
+      const Network net = random_network(kind, n, 1100 + n);
+      const Leaves lv(net);
+      double after[2] = {0, 0};
+      for (int run = 0; run < 2; ++run) {
+        SetPool pool(lv);
+        Draws rng(5);
+        CutTrees cuts(lv);
+        pool.add_tree(*path_to_tree(net, greedy_path(net)));
+        for (int i = 0; i < 3; ++i) cuts.add_tree(pool, rng, 0.4);
+        Tree t;
+        double before = 0;
+        ASSERT_TRUE(pool.solve(t, before, true));
+        const std::size_t size = pool.size();
+        std::vector<double> through(size);
+        for (std::size_t i = 0; i < size; ++i) through[i] = pool.cheapest_through(pool.set_at(i));
+        const std::size_t most = 40;
+        const std::size_t added = pool.add_unions(before, 1.3, most);
+        EXPECT_LE(added, most);
+        EXPECT_EQ(pool.size(), size + added);
+        if (n > 12) EXPECT_GT(added, 0u) << "n=" << n;
+        for (std::size_t k = size; k < pool.size(); ++k) {
+          const uint64_t u = pool.set_at(k);
+          bool found = false;
+          for (std::size_t i = 0; i < size && !found; ++i) {
+            const uint64_t a = pool.set_at(i);
+            if ((a & ~u) || a == u || !(lv.neighbours(a) & (u ^ a)) || through[i] > 1.3 * before) continue;
+            for (std::size_t j = 0; j < size && !found; ++j)
+              found = pool.set_at(j) == (u ^ a) && through[j] <= 1.3 * before;
+          }
+          EXPECT_TRUE(found) << "n=" << n << " union " << u;
+        }
+        after[run] = solved(net, pool);
+        EXPECT_LE(after[run], before * (1 + 1e-12)) << "n=" << n;
+        if (run == 1) EXPECT_EQ(after[0], after[1]) << "n=" << n;
+      }
     }
 }
 

@@ -16,7 +16,10 @@
 //      kAlsoReplan times the cheapest sampled path, re-planned exactly in
 //      windows cut at the costliest joins (up to kWindow pieces), both
 //      into the pool, and the pool's cheapest tree again;
-//   4. two more rounds of re-planning in windows cut at the joins over the
+//   4. up to kUnions unions of pool sets on the pool's cheapest trees
+//      (Note [Pool unions] in path_pool.h), and the pool's cheapest tree
+//      again;
+//   5. two more rounds of re-planning in windows cut at the joins over the
 //      most operands and at the largest intermediates (up to kOtherWindow
 //      pieces: Note [Three openings]).
 // The cheapest path wins, so auto is never costlier than opt_einsum's
@@ -30,7 +33,10 @@
 // 1.1-1.3x the median search time (the slowest at 30 operands about 5 %
 // slower). A few networks the old draws happened to solve are misses now.
 // 128 sampled paths and 128 cut trees get to 6 of 1280 in five times the
-// time: the pool gains with every tree, time is what limits it. Step 3
+// time: the pool gains with every tree, but less with each. The unions of
+// step 4 gain more for the time: with them, 12 sampled paths and 4 cut
+// trees (16 and 16 before) leave 11 of 1440 above 1.2x dp's cost (32
+// before), in about the same time. Step 3
 // re-plans opt_einsum's path too because the cheapest tree before
 // re-planning is not always the cheapest after: alone, the pooled tree lost
 // to opt_einsum's re-planned path on a few networks.
@@ -65,19 +71,22 @@
 #include "ops/einsum/paths.h"
 #include "ops/einsum/tree.h"
 
+
 namespace bp::ops::einsum {
 namespace {
 
 constexpr int64_t kDpBudget = 3000;  // joins: a few hundred microseconds
 constexpr int kDpMaxOperands = 16;   // beyond, dp rarely fits the budget: go straight to sampling
 constexpr int kWindow = 5;
-constexpr int kTrials = 16;          // sampled greedy paths (Note [Sampled greedy])
-constexpr int kCutTrees = 16;        // cut trees (Note [Cut trees] in path_pool.h)
+constexpr int kTrials = 12;          // sampled greedy paths (Note [Sampled greedy])
+constexpr int kCutTrees = 4;         // cut trees (Note [Cut trees] in path_pool.h)
 constexpr double kMaxImbalance = 0.5;
 constexpr uint64_t kSeed = 0x5eed;
 constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
 constexpr double kAlsoReplan = 1.5;  // opt_einsum's path costing less than this times the sampled one's is re-planned too
 constexpr double kLeast = 0.1;      // regions costing less of the tree are not re-planned (Note [Capped windows])
+constexpr double kUnionReach = 1.5;  // unions of sets on pool trees within this of the cheapest (Note [Pool unions])
+constexpr std::size_t kUnions = 250; // at most this many
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -616,9 +625,20 @@ Found auto_path(const Network& net) {
   };
   if (how != best.how && best_cost < kAlsoReplan * cost) first_round(first);
   first_round(tree);
-  if (pool.solve(pooled, pooled_cost) && pooled_cost < cost_of(net, tree_to_path(tree, n)) * (1 - 1e-12)) {
-    tree = std::move(pooled);
-    how = "pooled trees";
+  // The pool's cheapest tree, then the unions of sets on its cheapest trees
+  // and the cheapest tree again (Note [Pool unions] in path_pool.h).
+  double tree_cost = cost_of(net, tree_to_path(tree, n));
+  if (pool.solve(pooled, pooled_cost, true)) {
+    if (pooled_cost < tree_cost * (1 - 1e-12)) {
+      tree = pooled;
+      tree_cost = pooled_cost;
+      how = "pooled trees";
+    }
+    if (pool.add_unions(tree_cost, kUnionReach, kUnions) > 0 && pool.solve(pooled, pooled_cost) &&
+        pooled_cost < tree_cost * (1 - 1e-12)) {
+      tree = std::move(pooled);
+      how = "pooled unions";
+    }
   }
   JoinCosts join(lv, tree);
   improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::most_operands, kLeast);

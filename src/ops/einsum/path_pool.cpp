@@ -58,7 +58,7 @@ void SetPool::add_tree(const Tree& t) {
   for (std::size_t v = 0; v < t.nodes.size(); ++v) visit(static_cast<int>(v));
 }
 
-bool SetPool::solve(Tree& out, double& cost) {
+bool SetPool::solve(Tree& out, double& cost, bool outside) {
   const int n = lv_.net().size();
   const std::size_t count = sets_.size();
   // The pool by size (a counting sort), then by lowest operand: the part of
@@ -78,12 +78,29 @@ bool SetPool::solve(Tree& out, double& cost) {
   for (int k = 1; k <= n; ++k) low_start[k] += low_start[k - 1];
   std::vector<int> fill(low_start.begin(), low_start.end() - 1);
   for (int i : order) by_low[fill[std::countr_zero(sets_[i])]++] = {sets_[i], ones[i], i};
-  std::vector<double> best(count, kInf);
+  // Kept for add_unions() with `outside`; else a scratch table.
+  std::vector<double> scratch;
+  std::vector<double>& best = outside ? best_ : scratch;
+  best.assign(count, kInf);
   std::vector<int> split(count, -1);
   std::vector<uint8_t> reduce(count, 0);
+  if (outside) {
+    splits_.clear();
+    out_.clear();  // no completions until this solve finds a tree
+  }
   const Network& net = lv_.net();
   // A lone operand that may sum labels of its own first (pair_cost weighs that).
   auto reducible = [&](int i) { return ones[i] == 1 && !(net.inputs[std::countr_zero(sets_[i])] == idx_[i]); };
+  auto join_cost = [&](int i, int a, int b) {
+    Join j;
+    if (reducible(a) || reducible(b)) {
+      j = pair_cost(lv_, sets_[a], idx_[a], sets_[b], idx_[b], idx_[i]);
+    } else {  // both sides' labels, twice when one is summed (Note [Einsum cost model])
+      const LabelSet shared = idx_[a] & idx_[b];
+      j.cost = size_[a] * size_[b] / net.size_of(shared) * ((idx_[a] | idx_[b]) == idx_[i] ? 1 : 2);
+    }
+    return j;
+  };
   for (int i : order) {
     const uint64_t s = sets_[i];
     if (ones[i] == 1) {
@@ -95,18 +112,13 @@ bool SetPool::solve(Tree& out, double& cost) {
       const Candidate& c = by_low[k];
       if (c.ones >= ones[i]) break;
       const int a = c.at;
-      if ((c.set & ~s) || best[a] >= best[i]) continue;  // a join costs at least nothing
+      if ((c.set & ~s) || (!outside && best[a] >= best[i])) continue;  // a join costs at least nothing
       const int b = find(s ^ c.set);
       if (b < 0) continue;
       const double both = best[a] + best[b];
-      if (both >= best[i]) continue;
-      Join j;
-      if (reducible(a) || reducible(b)) {
-        j = pair_cost(lv_, c.set, idx_[a], s ^ c.set, idx_[b], idx_[i]);
-      } else {  // both sides' labels, twice when one is summed (Note [Einsum cost model])
-        const LabelSet shared = idx_[a] & idx_[b];
-        j.cost = size_[a] * size_[b] / net.size_of(shared) * ((idx_[a] | idx_[b]) == idx_[i] ? 1 : 2);
-      }
+      if (!outside && both >= best[i]) continue;
+      const Join j = join_cost(i, a, b);
+      if (outside) splits_.push_back({i, a, b, j.cost});
       if (both + j.cost < best[i]) {
         best[i] = both + j.cost;
         split[i] = a;
@@ -116,6 +128,18 @@ bool SetPool::solve(Tree& out, double& cost) {
   }
   const int root = find(lv_.all());
   if (root < 0 || best[root] == kInf) return false;
+  if (outside) {
+    // Note [Pool unions]: the cheapest completion of each set into a tree
+    // of the whole network, parents before their parts.
+    out_.assign(count, kInf);
+    out_[root] = 0;
+    for (auto it = splits_.rbegin(); it != splits_.rend(); ++it) {
+      const double above = out_[it->set];
+      if (above == kInf) continue;
+      out_[it->a] = std::min(out_[it->a], above + best[it->b] + it->cost);
+      out_[it->b] = std::min(out_[it->b], above + best[it->a] + it->cost);
+    }
+  }
   out.nodes.clear();
   std::function<int(int)> make = [&](int i) -> int {
     const uint64_t s = sets_[i];
@@ -130,6 +154,49 @@ bool SetPool::solve(Tree& out, double& cost) {
   out.root = make(root);
   cost = best[root];
   return true;
+}
+
+std::size_t SetPool::add_unions(double cap, double reach, std::size_t most) {
+  const std::size_t count = sets_.size();
+  // The sets on pool trees within `reach` of the cheapest, best placed first.
+  struct Scored {
+    double score;
+    int at;
+  };
+  std::vector<Scored> good;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i >= out_.size()) break;
+    if (sets_[i] == lv_.all()) continue;
+    const double score = best_[i] + out_[i];  // inf without a plan or a completion
+    if (score <= reach * cap) good.push_back({score, static_cast<int>(i)});
+  }
+  std::stable_sort(good.begin(), good.end(), [](const Scored& x, const Scored& y) { return x.score < y.score; });
+  // Pairs in order of the later one's score: the first `most` unions are those of the best-placed sets.
+  const Network& net = lv_.net();
+  std::size_t added = 0;
+  for (std::size_t y = 1; y < good.size() && added < most; ++y) {
+    const int j = good[y].at;
+    const uint64_t b = sets_[j], near = lv_.neighbours(b);
+    for (std::size_t x = 0; x < y && added < most; ++x) {
+      const int i = good[x].at;
+      const uint64_t a = sets_[i];
+      if ((a & b) || !(near & a)) continue;
+      if (best_[i] + best_[j] >= cap || find(a | b) >= 0) continue;
+      const LabelSet idx = lv_.keep(a | b, idx_[i] | idx_[j]);
+      const double size = (a | b) == lv_.all() ? 0 : net.size_of(idx);
+      if (best_[i] + best_[j] + size >= cap) continue;
+      const Join jn = pair_cost(lv_, a, idx_[i], b, idx_[j], idx);
+      if (best_[i] + best_[j] + size + jn.cost >= cap) continue;
+      add(a | b, a);
+      ++added;
+    }
+  }
+  return added;
+}
+
+double SetPool::cheapest_through(uint64_t set) const {
+  const int i = find(set);
+  return i >= 0 && static_cast<std::size_t>(i) < out_.size() ? best_[i] + out_[i] : kInf;
 }
 
 void SetPool::put(uint64_t set, LabelSet idx) {

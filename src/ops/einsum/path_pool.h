@@ -16,6 +16,28 @@
 // path, the sampled greedy paths, the cut trees (Note [Cut trees]), which
 // differ most from them, and later the re-planned trees (path_auto.cpp).
 //
+// Note [Pool unions]
+// Where the pool's tree still costs well above dp's, dp's tree is mostly
+// made of pool sets too: what is missing is a few sets near its top, each
+// the union of a pool set and a small one, often a chain of them (set +
+// operand + operand ...). And the pool sets they join nearly always lie on
+// some pool tree costing at most about 1.3x the cheapest (on the misses
+// of the 1440 seeded networks of bench/einsum_auto_bench.cpp). So solve()
+// can also compute, after each set's cheapest plan (its inside cost), its
+// cheapest completion into a tree of the whole network (its outside cost:
+// top down over the same splits, as the inside-outside algorithm), and
+// add_unions() adds the unions of two disjoint sets sharing a label, both
+// on pool trees within `reach` of the cheapest (inside plus outside cost),
+// whose plans, join and intermediate stay under the cheapest tree's cost,
+// pairs of the best-placed sets first, up to a bound; solve() then finds
+// the cheapest tree again. A union with no completion in the pool still
+// helps when a pool set is its union with another pool set, which the
+// chains above are. One round of 250 unions, in place of 4 of the sampled
+// greedy paths and 12 of the cut trees, took the seeded networks above
+// 1.2x dp's cost from 32 of 1440 to 11 in about the same time; repeated
+// rounds without a bound reach 1 of 1440, in several milliseconds (the
+// pool grows to thousands of sets and solve() is quadratic in it).
+//
 // Note [Cut trees]
 // Greedy builds bottom up, so its early joins decide which large
 // intermediates the rest must pay for. A cut tree is built top down, as
@@ -68,7 +90,21 @@ class SetPool {
   void add_tree(const Tree& t);
   // The cheapest tree of the whole network made of pool sets, and its
   // cost; false when the pool holds no tree of it.
-  bool solve(Tree& out, double& cost);
+  // With `outside`, also each set's cheapest completion (Note [Pool unions]),
+  // which add_unions() reads.
+  bool solve(Tree& out, double& cost, bool outside = false);
+  // Adds up to `most` unions of two disjoint pool sets that share a label,
+  // both on pool trees costing at most reach * cap, whose plans and
+  // intermediate come under cap, the sets on the cheapest trees first
+  // (Note [Pool unions]); how many it added. Reads the last
+  // solve(..., true): sets added since then take no part.
+  std::size_t add_unions(double cap, double reach, std::size_t most);
+  // The cheapest pool tree holding `set`, by the last solve(..., true):
+  // its plan plus its completion (Note [Pool unions]); inf when none.
+  double cheapest_through(uint64_t set) const;
+  // The pool's sets, in the order added.
+  std::size_t size() const { return sets_.size(); }
+  uint64_t set_at(std::size_t i) const { return sets_[i]; }
 
  private:
   void put(uint64_t set, LabelSet idx);
@@ -84,6 +120,13 @@ class SetPool {
   // Set -> position in sets_, open addressing (0: empty; no set is empty).
   std::vector<uint64_t> keys_;
   std::vector<int> where_;
+  // The last solve's plan costs, completions and splits.
+  struct Split {
+    int set, a, b;
+    double cost;
+  };
+  std::vector<double> best_, out_;
+  std::vector<Split> splits_;
 };
 
 // The cut trees of Note [Cut trees].
