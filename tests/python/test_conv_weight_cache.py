@@ -203,3 +203,29 @@ def test_defaults_and_repr():
     assert CACHE.max_size == 256
     assert CACHE.max_bytes == 256 << 20
     assert "conv weight cache" in repr(CACHE).lower() or "ConvWeightCache" in repr(CACHE)
+
+
+def test_explain_says_what_the_cache_holds():
+    x, w = problem(8, c=16, k=16)
+    bx, bw = backplane.asarray(x), backplane.asarray(w)
+
+    def note():
+        notes = [n for n in backends.explain("conv2d", bx, bw, padding=1).notes if n.startswith("winograd:f4x3:")]
+        assert len(notes) == 1, notes
+        return notes[0]
+
+    assert "the first call transforms this weight" in note()
+    other = w.copy()
+    winograd(x, other)  # another weight, over other memory: not this one's entry
+    assert "the first call transforms" in note()
+    with backends.implementations("conv", WINOGRAD):
+        F.conv2d(bx, bw, padding=1)
+    assert "holds this weight's transform" in note()
+    CACHE.max_bytes = 100
+    assert "over cpu.conv_weight_cache.max_bytes" in note()
+    CACHE.max_size = 0
+    assert "max_size = 0: every call transforms" in note()
+    strided = backends.explain("conv2d", bx, bw, padding=1, stride=2).notes
+    assert any(n.startswith("winograd:f4x3:") for n in strided)  # still a 3x3 one-group layer: the state is shown
+    one_by_one = backends.explain("conv2d", bx, backplane.asarray(w[:, :, :1, :1].copy())).notes
+    assert not any(n.startswith("winograd:f4x3:") for n in one_by_one)

@@ -71,6 +71,12 @@ void run(const Params& p) {
 
 }  // namespace
 
+std::vector<std::string> winograd_notes(const Params& p) {
+  std::string note = winograd_weight_note(p, pick_isa());
+  if (note.empty()) return {};
+  return {std::move(note)};
+}
+
 std::unique_ptr<dispatch::Implementation> make_winograd() {
   std::vector<dispatch::Check<Params>> list;
   list.push_back(dispatch::checks::dtype_in<Params>({DType::f16, DType::bf16, DType::f32}));

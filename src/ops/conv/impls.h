@@ -15,6 +15,8 @@
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backplane/dispatch.h"
 #include "kernels/cpu/conv_direct.h"
@@ -26,6 +28,7 @@ namespace bp::ops::conv {
 std::unique_ptr<dispatch::Implementation> make_onednn_conv();                       // conv_onednn.cpp
 
 std::unique_ptr<dispatch::Implementation> make_winograd();                          // conv_winograd.cpp
+std::vector<std::string> winograd_notes(const Params& p);  // explain: the weight cache's state (conv_winograd.cpp)
 std::unique_ptr<dispatch::Implementation> make_direct(kernels::cpu::ConvIsa isa);  // conv_direct.cpp
 std::unique_ptr<dispatch::Implementation> make_im2col();                            // conv_im2col.cpp
 std::unique_ptr<dispatch::Implementation> make_ref();                               // conv_ref.cpp

@@ -75,6 +75,9 @@ dispatch::OpConfig config() {
   c.autotune[static_cast<int>(DeviceType::cuda)] =
       dispatch::AutotuneFlags{flags::Id::cudnn_benchmark, flags::Id::cudnn_benchmark_limit};
   c.notes = explain_notes;
+  c.call_notes = [](const dispatch::Problem&, const void* params) {
+    return winograd_notes(*static_cast<const Params*>(params));
+  };
   // The per-problem default order (Note [Conv default order], order.h): it
   // reads only the problem, no flag.
   c.rank = default_rank;

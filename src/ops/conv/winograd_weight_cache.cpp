@@ -3,10 +3,12 @@
 
 #include "ops/conv/winograd_weight_cache.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "backplane/backends/conv_weight_cache.h"
+#include "ops/conv/impls.h"
 
 namespace bp::ops::conv {
 
@@ -34,14 +36,44 @@ std::string key_of(const Params& p, kernels::cpu::ConvIsa isa) {
   return std::string(reinterpret_cast<const char*>(words), static_cast<std::size_t>(n) * sizeof(int64_t));
 }
 
+// What an entry for shape's weight holds: the fp32 copy and U.
+int64_t entry_bytes(kernels::cpu::ConvIsa isa, const kernels::cpu::ConvShape& shape) {
+  return (shape.k * shape.c * 9 + kernels::cpu::winograd_weight_floats(isa, shape)) * int64_t{sizeof(float)};
+}
+
+std::string size_text(int64_t bytes) {
+  char buf[32];
+  if (bytes < (1 << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / (1 << 10));
+  else std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
 }  // namespace
+
+std::string winograd_weight_note(const Params& p, kernels::cpu::ConvIsa isa) {
+  if (!p.device.is_cpu() || p.transposed || p.groups != 1 || p.spatial != 2 || p.kernel[1] != 3 || p.kernel[2] != 3)
+    return "";
+  const auto& cache = backends::cpu::conv_weight_cache();
+  const kernels::cpu::ConvShape shape = kernel_shape(p);
+  const int64_t bytes = entry_bytes(isa, shape);
+  if (cache.max_size() == 0)
+    return "winograd:f4x3: cpu.conv_weight_cache.max_size = 0: every call transforms the weight (36 x C x K)";
+  if (cache.max_bytes() > 0 && bytes > cache.max_bytes())
+    return "winograd:f4x3: the weight's transform (" + size_text(bytes) + ") is over cpu.conv_weight_cache.max_bytes (" +
+           size_text(cache.max_bytes()) + "): every call transforms it";
+  if (cache.peek(key_of(p, isa)))
+    return "winograd:f4x3: cpu.conv_weight_cache holds this weight's transform (" + size_text(bytes) +
+           "); a call compares the weight's values with the copy it was made from";
+  return "winograd:f4x3: the first call transforms this weight and keeps it in cpu.conv_weight_cache (" + size_text(bytes) +
+         ")";
+}
 
 std::shared_ptr<const WinogradWeight> winograd_weight(const Params& p, kernels::cpu::ConvIsa isa,
                                                       const kernels::cpu::ConvShape& shape, const float* w) {
   auto& cache = backends::cpu::conv_weight_cache();
   const auto values = static_cast<std::size_t>(shape.k * shape.c * 9);
   const auto u_floats = static_cast<std::size_t>(kernels::cpu::winograd_weight_floats(isa, shape));
-  const auto bytes = static_cast<int64_t>((values + u_floats) * sizeof(float));
+  const int64_t bytes = entry_bytes(isa, shape);
   const int64_t max_bytes = cache.max_bytes();
   if (cache.max_size() == 0 || (max_bytes > 0 && bytes > max_bytes)) return nullptr;
   const std::string key = key_of(p, isa);

@@ -20,6 +20,7 @@
 // at a time (Note [Winograd weight blocks]).
 
 #include <memory>
+#include <string>
 
 #include "kernels/cpu/conv_winograd.h"
 #include "ops/conv/params.h"
@@ -35,5 +36,10 @@ struct WinogradWeight;  // a weight's U and the values it was made from
 std::shared_ptr<const WinogradWeight> winograd_weight(const Params& p, kernels::cpu::ConvIsa isa,
                                                       const kernels::cpu::ConvShape& shape, const float* w);
 const float* transformed(const WinogradWeight& weight);
+
+// explain's note on p's weight for winograd:f4x3 with `isa`: whether the
+// cache holds its transform (and how large it is), or why every call
+// transforms it. Empty when Winograd does not take the problem's kernel.
+std::string winograd_weight_note(const Params& p, kernels::cpu::ConvIsa isa);
 
 }  // namespace bp::ops::conv
