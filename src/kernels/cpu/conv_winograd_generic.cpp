@@ -5,20 +5,9 @@
 #include "kernels/cpu/conv_vec.h"
 #include "kernels/cpu/conv_winograd_impl.h"
 
+BP_WINOGRAD_VARIANT(generic, Quad, generic, 4)
+
 namespace bp::kernels::cpu {
-namespace detail {
-
-void winograd_f4x3_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out,
-                               const float* u_ready) {
-  winograd_f4x3<Quad>(GemmIsa::generic, s, x, w, bias, out, u_ready);
-}
-
-void winograd_transform_weight_f32_generic(const ConvShape& s, const float* w, float* u) {
-  winograd_transform_weight<Quad>(s, w, u);
-}
-
-}  // namespace detail
-
 namespace {
 void require_supported(ConvIsa isa, const char* what) {
   if (!conv_isa_supported(isa))
@@ -39,7 +28,7 @@ void winograd_f4x3_f32(ConvIsa isa, const ConvShape& s, const float* x, const fl
 int64_t winograd_weight_floats(ConvIsa isa, const ConvShape& s) {
   // The lanes of each variant's vectors (Zmm, Ymm, Quad in conv_vec.h, which
   // exist only in their own ISA's files).
-  const int64_t lanes = isa == ConvIsa::avx512 ? 16 : isa == ConvIsa::avx2 ? 8 : detail::Quad::L;
+  const int64_t lanes = isa == ConvIsa::avx512 ? 16 : isa == ConvIsa::avx2 ? 8 : 4;
   return 36 * ((s.c + lanes - 1) / lanes * lanes) * ((s.k + lanes - 1) / lanes * lanes);
 }
 

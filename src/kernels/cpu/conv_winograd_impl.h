@@ -319,3 +319,18 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
 }
 
 }  // namespace bp::kernels::cpu::detail
+
+// A variant's two entry points (conv_winograd.h), for the ISA file that
+// includes this header with its vector type OPS, GEMM kernels GEMM_ISA and
+// LANES lanes (which winograd_weight_floats counts on).
+#define BP_WINOGRAD_VARIANT(NAME, OPS, GEMM_ISA, LANES)                                                          \
+  namespace bp::kernels::cpu::detail {                                                                          \
+  static_assert(OPS::L == LANES, "winograd_weight_floats (conv_winograd_generic.cpp) counts " #LANES " lanes"); \
+  void winograd_f4x3_f32_##NAME(const ConvShape& s, const float* x, const float* w, const float* bias,          \
+                                float* out, const float* u_ready) {                                             \
+    winograd_f4x3<OPS>(GemmIsa::GEMM_ISA, s, x, w, bias, out, u_ready);                                         \
+  }                                                                                                             \
+  void winograd_transform_weight_f32_##NAME(const ConvShape& s, const float* w, float* u) {                     \
+    winograd_transform_weight<OPS>(s, w, u);                                                                    \
+  }                                                                                                             \
+  }
