@@ -13,7 +13,9 @@
 // with that copy, exactly (9.4 MB read at 512 x 512, a fraction of the
 // transform), and a weight changed in place since, or another weight that
 // now lives at the same address, is transformed again and replaces the
-// entry. The results are the same bits either way: the same transform,
+// entry. The entry's memory is asked for on huge pages (faulting tens of
+// MiB in 4 KiB pages cost more than the transform), so a first call costs
+// about what an uncached one does. The results are the same bits either way: the same transform,
 // and the GEMMs sum each output in the same order whether U is whole or
 // made a block of columns at a time. With caching off (max_size 0), or an
 // entry larger than the byte bound, each call transforms U itself, a block
