@@ -33,7 +33,7 @@ struct RecycledStore {
 // Trivially destructible, so it stays readable during thread exit.
 inline thread_local RecycledStore t_recycled_store;
 
-// Frees the held block at thread exit; constructed when a block is first kept.
+// Frees the held blocks at thread exit; constructed when a block is first kept.
 struct RecycledStoreReaper {
   ~RecycledStoreReaper() {
     RecycledStore& s = t_recycled_store;
@@ -44,6 +44,11 @@ struct RecycledStoreReaper {
     }
   }
 };
+// One reaper per thread, for every type recycled.
+inline void arm_recycled_store_reaper() {
+  thread_local RecycledStoreReaper reaper;
+  (void)reaper;
+}
 
 template <class U>
 struct RecyclingAllocator {
@@ -70,8 +75,7 @@ struct RecyclingAllocator {
     if (!s.closed)
       for (int i = 0; i < RecycledStore::kSlots; ++i)
         if (s.block[i] == nullptr) {
-          thread_local RecycledStoreReaper reaper;  // frees what is kept when the thread ends
-          (void)reaper;
+          arm_recycled_store_reaper();  // frees what is kept when the thread ends
           s.block[i] = p;
           s.bytes[i] = n * sizeof(U);
           return;
