@@ -17,30 +17,10 @@
 #include <type_traits>
 
 #include "kernels/cpu/round16_avx512.h"
+#include "kernels/cpu/transpose8x8_avx.h"
 
 namespace bp::kernels::cpu::detail {
 namespace {
-
-// 8 x 8 transpose of 32-bit lanes (fp32, or bf16 pairs) in ymm registers,
-// used by both files to pack row-major A: r[i] (row i, 8 k steps) becomes
-// r[j] (k step j, the 8 rows).
-inline void transpose8x8(__m256 (&r)[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; ++h) {  // rows 0-3 (h = 0) and 4-7 (h = 1)
-    u[4 * h + 0] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
-    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xEE);
-    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
-    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xEE);
-  }
-  for (int j = 0; j < 4; ++j) {
-    r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
-    r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
-  }
-}
 
 // Vector operations per accumulator type; `Step` supplies the k-step.
 template <class Acc>

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/threads.h"
+#include "kernels/cpu/transpose.h"
 #include "ops/conv/params.h"
 
 namespace bp::ops::conv {
@@ -41,8 +42,24 @@ void store(T* p, float v) {
   else *p = half_from_float(v);
 }
 
+// fp32 to fp32: the transpose kernel, on slabs of kSlab points of every
+// channel (an image's c x kSlab block is one transpose).
+constexpr int64_t kSlab = 256;
+void transpose_images(const float* src, float* dst, int64_t n, int64_t c, int64_t points, bool to_cl) {
+  const int64_t slabs = (points + kSlab - 1) / kSlab, items = n * slabs;
+  const int team = threads::team_size(std::min<int64_t>(items, n * c * points / 65536 + 1));
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t b = item / slabs, s0 = item % slabs * kSlab, width = std::min(kSlab, points - s0);
+    const float* in = src + b * c * points;
+    float* out = dst + b * c * points;
+    if (to_cl) kernels::cpu::transpose_f32(in + s0, c, width, points, out + s0 * c, c);
+    else kernels::cpu::transpose_f32(in + s0 * c, width, c, c, out + s0, points);
+  }
+}
+
 // For each image: dst[s][c] = src[c][s] (to_cl) or dst[c][s] = src[s][c], S
-// spatial points, C channels, both dense, in blocks.
+// spatial points, C channels, both dense, in blocks (with a conversion).
 template <class S, class D>
 void transpose_images(const S* src, D* dst, int64_t n, int64_t c, int64_t points, bool to_cl) {
   const int64_t cb = (c + kBlock - 1) / kBlock, sb = (points + kBlock - 1) / kBlock, items = n * cb * sb;
