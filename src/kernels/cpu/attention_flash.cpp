@@ -276,6 +276,49 @@ const char* packed_base(PackedKV& pk) {
   return base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
 }
 
+// The diagonal key block of a causal bf16 task on the bf16 step (Note
+// [Causal staircase]), column group by column group: the scores, the mask,
+// the causal fill, the softmax step and Oᵀ += Vᵀ·P, each over the first
+// `rows` keys, those the group's last query sees (rounded up to even, the
+// GEMM's k unit; the extra key is hidden and gets P = 0). A group whose
+// queries see no key of the block is left as it is, as the whole-block
+// step leaves a column of -inf. The value panel, packed with all nk keys,
+// is multiplied by its first `rows` (Note [GEMM packed A prefix]); a block
+// cut short by the causal end (S > L) reads V in place.
+void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index, bool use_packed, const uint16_t* vb,
+                        int64_t i0, int64_t j0, int64_t nq, int64_t nk, const uint16_t* qt, const float* mask,
+                        float* st, Buf<uint16_t>& pbuf, float* m, float* l, float* corr, float* ot) {
+  const int64_t E = a.E, Ev = a.Ev;
+  pbuf.resize(static_cast<std::size_t>(nk * nq));
+  uint16_t* p16 = pbuf.data();
+  const char* kpanel = packed_base(pk) + pk.k_off[kv_index];
+  const char* vpanel = packed_base(pk) + pk.v_off[kv_index];
+  for (int64_t r0 = 0; r0 < nq; r0 += kStairCols) {
+    const int64_t cols = std::min(kStairCols, nq - r0);
+    int64_t rows = std::min(nk, i0 + r0 + cols - j0);
+    if (rows <= 0) continue;
+    if (rows < nk) rows = std::min(nk, rows + rows % 2);
+    float* sg = st + r0;
+    gemm_bf16_packed(a.isa, kpanel, rows, E, {qt + r0, E, cols, nq, 1}, {sg, rows, cols, nq, 1},
+                     static_cast<float>(a.scale), 0.0f);
+    if (mask)
+      for (int64_t c = 0; c < rows; ++c) {
+        const float* mcol = mask + c * a.mask.cs + r0 * a.mask.rs;
+        for (int64_t r = 0; r < cols; ++r) sg[c * nq + r] += mcol[r * a.mask.rs];
+      }
+    // Key j0 + c is hidden from query i0 + r0 + r when r0 + r < j0 + c - i0.
+    for (int64_t c = std::max<int64_t>(0, i0 + r0 + 1 - j0); c < rows; ++c)
+      std::fill(sg + c * nq, sg + c * nq + std::min(cols, j0 + c - i0 - r0), -std::numeric_limits<float>::infinity());
+    detail::softmax_block_cols_bf16_avx512bf16(sg, rows, cols, m + r0, l + r0, corr + r0, ot + r0, Ev, p16 + r0, nq);
+    if (use_packed)
+      gemm_bf16_packed_prefix(a.isa, vpanel, Ev, nk, rows, {p16 + r0, rows, cols, nq, 1}, {ot + r0, Ev, cols, nq, 1},
+                              1.0f, 1.0f);
+    else
+      gemm_bf16(a.isa, {vb, Ev, rows, a.v.cs, a.v.rs}, {p16 + r0, rows, cols, nq, 1}, {ot + r0, Ev, cols, nq, 1},
+                1.0f, 1.0f);
+  }
+}
+
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -346,6 +389,14 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     // are a packed panel of nk rows, the value panel only has its full length.
     const int64_t kv_index = j0 / a.kv_block;
     const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
+    if constexpr (kBf16) {
+      if (bf16_step && packed && a.causal && j0 + nk > i0 + 1) {  // Note [Causal staircase]
+        causal_stair_block(a, pk, kv_index, use_packed, v + j0 * a.v.rs, i0, j0, nq, nk, qtbuf.data(),
+                           mask ? mask + i0 * a.mask.rs + j0 * a.mask.cs : nullptr, st, pbuf, m.data(), l.data(),
+                           corr.data(), obuf.data());
+        continue;
+      }
+    }
     if (packed && a.causal && j0 + nk > i0 + 1) {
       // Note [Causal staircase]: per group of query columns, only the keys
       // some column of the group sees; the rest are -inf (the fill below).

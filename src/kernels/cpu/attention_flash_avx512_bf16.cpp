@@ -92,10 +92,10 @@ inline void store_p(uint16_t* dst, const __m512 (&e)[V], const __mmask16 (&mk)[V
 // score outgrew its stale maximum; a NaN t is dropped there and reaches l
 // through the sum).
 template <int V, bool kTrackMax>
-inline void exp_rows(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512 (&base)[V],
+inline void exp_rows(const float* s, int64_t nk, int64_t ld, int64_t r0, const __m512 (&base)[V],
                      const __mmask16 (&mk)[V], __m512 (&sum)[V], __m512 (&tmax)[V], uint16_t* p16) {
   for (int64_t c = 0; c < nk; ++c) {
-    const float* row = s + c * nq + r0;
+    const float* row = s + c * ld + r0;
     __m512 e[V];
     #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
@@ -104,7 +104,7 @@ inline void exp_rows(const float* s, int64_t nk, int64_t nq, int64_t r0, const _
       if constexpr (kTrackMax) tmax[v] = _mm512_max_ps(tmax[v], t);
       sum[v] = _mm512_add_ps(sum[v], e[v]);
     }
-    store_p<V>(p16 + c * nq + r0, e, mk);
+    store_p<V>(p16 + c * ld + r0, e, mk);
   }
 }
 
@@ -114,7 +114,7 @@ inline void exp_rows(const float* s, int64_t nk, int64_t nq, int64_t r0, const _
 // sum and maximum arrays in memory too, a store of each per key row
 // (causal D = 64: 0.77 -> 0.79 of the GEMM rate without them).
 template <int V>
-bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512 (&mold)[V],
+bool lazy_chunk(const float* s, int64_t nk, int64_t ld, int64_t r0, const __m512 (&mold)[V],
                 const __mmask16 (&mk)[V], float* l, float* corr, uint16_t* p16) {
   __m512 base[V], sum[V], tmax[V];
   #pragma GCC unroll 4
@@ -123,7 +123,7 @@ bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512
     sum[v] = _mm512_setzero_ps();
     tmax[v] = _mm512_set1_ps(-__builtin_inff());
   }
-  exp_rows<V, true>(s, nk, nq, r0, base, mk, sum, tmax, p16);
+  exp_rows<V, true>(s, nk, ld, r0, base, mk, sum, tmax, p16);
   #pragma GCC unroll 4
   for (int v = 0; v < V; ++v)
     if (_mm512_mask_cmp_ps_mask(mk[v], tmax[v], _mm512_set1_ps(kLazyLog2), _CMP_GT_OQ) != 0) return false;
@@ -143,8 +143,8 @@ bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512
 // maximum, all-masked columns kept at m = -inf), with this file's exp and
 // rounding.
 template <int V>
-void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* l, float* corr, float* o,
-           int64_t o_rows, uint16_t* p16) {
+void chunk(const float* s, int64_t nk, int64_t nq, int64_t ld, int64_t r0, float* m, float* l, float* corr,
+           float* o, int64_t o_rows, uint16_t* p16) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   __mmask16 mk[V], finite = 0;
   __m512 mold[V];
@@ -158,7 +158,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     finite = static_cast<__mmask16>(mk[v] & ~_mm512_fpclass_ps_mask(mold[v], 0x99));
     lazy &= finite == mk[v];
   }
-  if (lazy && lazy_chunk<V>(s, nk, nq, r0, mold, mk, l, corr, p16)) return;
+  if (lazy && lazy_chunk<V>(s, nk, ld, r0, mold, mk, l, corr, p16)) return;
 
   __mmask16 ord[V];
   __m512 mx[V], sum[V];
@@ -169,7 +169,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     sum[v] = _mm512_setzero_ps();
   }
   for (int64_t c = 0; c < nk; ++c) {
-    const float* row = s + c * nq + r0;
+    const float* row = s + c * ld + r0;
     #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       const __m512 x = _mm512_mask_loadu_ps(ninf, mk[v], row + 16 * v);
@@ -187,7 +187,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     base[v] = _mm512_mask_mov_ps(mx[v], dead, _mm512_setzero_ps());
   }
   __m512 no_max[V];  // not tracked: the maximum is known
-  exp_rows<V, false>(s, nk, nq, r0, base, mk, sum, no_max, p16);
+  exp_rows<V, false>(s, nk, ld, r0, base, mk, sum, no_max, p16);
   __m512 cr[V];
   __mmask16 rescale = 0;  // lanes whose correction is not 1
   #pragma GCC unroll 4
@@ -207,7 +207,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
   }
   if (o != nullptr && rescale != 0)
     for (int64_t e = 0; e < o_rows; ++e) {
-      float* orow = o + e * nq + r0;
+      float* orow = o + e * ld + r0;
       #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) {
         if (mk[v] == 0) break;
@@ -219,14 +219,15 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
 }  // namespace
 
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
-                                        float* o, int64_t o_rows, uint16_t* p16) {
+                                        float* o, int64_t o_rows, uint16_t* p16, int64_t ld) {
+  if (ld == 0) ld = nq;
   int64_t r0 = 0;
-  for (; r0 + 64 <= nq; r0 += 64) chunk<4>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+  for (; r0 + 64 <= nq; r0 += 64) chunk<4>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
   switch ((nq - r0 + 15) / 16) {
-    case 1: return chunk<1>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
-    case 2: return chunk<2>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
-    case 3: return chunk<3>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
-    case 4: return chunk<4>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+    case 1: return chunk<1>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
+    case 2: return chunk<2>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
+    case 3: return chunk<3>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
+    case 4: return chunk<4>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
     default: return;  // nq reached
   }
 }
