@@ -213,9 +213,17 @@ constexpr int64_t kFewQueries = 48;
 // rows) the scores of that block are computed per group of kStairCols
 // query columns, each over the keys its last query sees; the entries left
 // out are all hidden, and the causal fill writes -inf there. bf16,
-// L = 4096, D = 64, one thread: 0.77 -> 0.80 of the bf16 GEMM rate. (The
-// value products still take the whole block: the packed value panel has no
-// shorter form, its strips hold the whole key length.)
+// L = 4096, D = 64, one thread: 0.77 -> 0.80 of the bf16 GEMM rate. On the
+// bf16 step the whole block goes group by group (causal_stair_block): the
+// mask, the fill, the softmax and the value product Oᵀ += Vᵀ·P too, the
+// latter over a prefix of the packed value panel (Note [GEMM packed A
+// prefix] in gemm.cpp), so the zero weights of the hidden keys are not
+// multiplied (4.6% of the value product's work at L = 4096, 192-query
+// tasks, now 1.6%): about +2%, best of runs 359 -> 368 GFLOP/s (D = 64)
+// and 387 -> 391 (D = 128), one thread, thread time, on a loaded machine
+// (+-3% between runs). Narrower groups (32) and 384-key
+// blocks (possible now: a block cut at the causal end multiplies a prefix
+// of its panels) measured the same.
 constexpr int64_t kStairCols = 64;
 
 // Note [Causal bf16 key blocks]
@@ -282,14 +290,19 @@ const char* packed_base(PackedKV& pk) {
 // `rows` keys, those the group's last query sees (rounded up to even, the
 // GEMM's k unit; the extra key is hidden and gets P = 0). A group whose
 // queries see no key of the block is left as it is, as the whole-block
-// step leaves a column of -inf. The value panel, packed with all nk keys,
-// is multiplied by its first `rows` (Note [GEMM packed A prefix]); a block
-// cut short by the causal end (S > L) reads V in place.
-void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index, bool use_packed, const uint16_t* vb,
-                        int64_t i0, int64_t j0, int64_t nq, int64_t nk, const uint16_t* qt, const float* mask,
-                        float* st, Buf<uint16_t>& pbuf, float* m, float* l, float* corr, float* ot) {
+// step leaves a column of -inf. The key and value panels, packed with all
+// packed_k keys of the block, are multiplied by their first `rows` (Note
+// [GEMM packed A prefix]), also where the causal end (S > L) cuts the
+// block short (nk < packed_k).
+void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index, int64_t packed_k, int64_t i0,
+                        int64_t j0, int64_t nq, int64_t nk, const uint16_t* qt, const float* mask, Buf<float>& sbuf,
+                        Buf<uint16_t>& pbuf, float* m, float* l, float* corr, float* ot) {
   const int64_t E = a.E, Ev = a.Ev;
-  pbuf.resize(static_cast<std::size_t>(nk * nq));
+  // One more key row than the block's for the rounding up (a packed key past nk, hidden from every query here).
+  const int64_t nk_even = std::min(packed_k, nk + nk % 2);
+  sbuf.resize(static_cast<std::size_t>(nk_even * nq));
+  pbuf.resize(static_cast<std::size_t>(nk_even * nq));
+  float* st = sbuf.data();
   uint16_t* p16 = pbuf.data();
   const char* kpanel = packed_base(pk) + pk.k_off[kv_index];
   const char* vpanel = packed_base(pk) + pk.v_off[kv_index];
@@ -297,7 +310,7 @@ void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index,
     const int64_t cols = std::min(kStairCols, nq - r0);
     int64_t rows = std::min(nk, i0 + r0 + cols - j0);
     if (rows <= 0) continue;
-    if (rows < nk) rows = std::min(nk, rows + rows % 2);
+    if (rows < packed_k) rows = std::min(packed_k, rows + rows % 2);
     float* sg = st + r0;
     gemm_bf16_packed(a.isa, kpanel, rows, E, {qt + r0, E, cols, nq, 1}, {sg, rows, cols, nq, 1},
                      static_cast<float>(a.scale), 0.0f);
@@ -310,12 +323,8 @@ void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index,
     for (int64_t c = std::max<int64_t>(0, i0 + r0 + 1 - j0); c < rows; ++c)
       std::fill(sg + c * nq, sg + c * nq + std::min(cols, j0 + c - i0 - r0), -std::numeric_limits<float>::infinity());
     detail::softmax_block_cols_bf16_avx512bf16(sg, rows, cols, m + r0, l + r0, corr + r0, ot + r0, Ev, p16 + r0, nq);
-    if (use_packed)
-      gemm_bf16_packed_prefix(a.isa, vpanel, Ev, nk, rows, {p16 + r0, rows, cols, nq, 1}, {ot + r0, Ev, cols, nq, 1},
-                              1.0f, 1.0f);
-    else
-      gemm_bf16(a.isa, {vb, Ev, rows, a.v.cs, a.v.rs}, {p16 + r0, rows, cols, nq, 1}, {ot + r0, Ev, cols, nq, 1},
-                1.0f, 1.0f);
+    gemm_bf16_packed_prefix(a.isa, vpanel, Ev, packed_k, rows, {p16 + r0, rows, cols, nq, 1},
+                            {ot + r0, Ev, cols, nq, 1}, 1.0f, 1.0f);
   }
 }
 
@@ -391,8 +400,8 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
     if constexpr (kBf16) {
       if (bf16_step && packed && a.causal && j0 + nk > i0 + 1) {  // Note [Causal staircase]
-        causal_stair_block(a, pk, kv_index, use_packed, v + j0 * a.v.rs, i0, j0, nq, nk, qtbuf.data(),
-                           mask ? mask + i0 * a.mask.rs + j0 * a.mask.cs : nullptr, st, pbuf, m.data(), l.data(),
+        causal_stair_block(a, pk, kv_index, std::min(a.kv_block, a.S - j0), i0, j0, nq, nk, qtbuf.data(),
+                           mask ? mask + i0 * a.mask.rs + j0 * a.mask.cs : nullptr, sbuf, pbuf, m.data(), l.data(),
                            corr.data(), obuf.data());
         continue;
       }
