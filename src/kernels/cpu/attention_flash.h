@@ -113,6 +113,10 @@ void store_out_avx512(const float* o, int64_t o_rs, int64_t o_cs, int64_t nq, in
 // column groups (Note [Causal staircase]).
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
                                         float* o, int64_t o_rows, uint16_t* p16, int64_t ld = 0);
+// dst[c·ld + r] = src[r·rs + c] for r < rows, c < cols: 16-bit values
+// transposed (the bf16 and f16 kernels' Qᵀ, once per task), where
+// flash_bf16_step_supported().
+void transpose_u16_avx512bf16(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, uint16_t* dst, int64_t ld);
 // y[i] = finite_to_bf16(x[i]) (bf16_round.h), i < n.
 void round_bf16_avx512(const float* x, uint16_t* y, int64_t n);
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit

@@ -33,6 +33,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/exp_poly.h"
@@ -217,6 +218,40 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t ld, int64_t r0, float
 }
 
 }  // namespace
+
+void transpose_u16_avx512bf16(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, uint16_t* dst,
+                              int64_t ld) {
+  // Per 32 rows and column pair (c, c + 1): two 16-lane gathers of the
+  // rows' 32-bit pairs, split by vpermt2w into the even words (column c)
+  // and the odd ones (column c + 1), one 32-word store each. An odd last
+  // column (a gather would read past it) and row strides past the 32-bit
+  // offsets go element by element.
+  const int64_t pairs = rs <= (int64_t{1} << 24) ? cols / 2 : 0;
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(rs * 2)));  // bytes
+  alignas(64) uint16_t even_idx[32], odd_idx[32];
+  for (int i = 0; i < 16; ++i)
+    even_idx[i] = static_cast<uint16_t>(2 * i), even_idx[16 + i] = static_cast<uint16_t>(32 + 2 * i),
+    odd_idx[i] = static_cast<uint16_t>(2 * i + 1), odd_idx[16 + i] = static_cast<uint16_t>(33 + 2 * i);
+  const __m512i ev = _mm512_load_si512(even_idx), od = _mm512_load_si512(odd_idx);
+  for (int64_t r0 = 0; r0 < rows; r0 += 32) {
+    const int64_t n = std::min<int64_t>(32, rows - r0);
+    const __mmask16 m0 = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u);
+    const __mmask16 m1 = static_cast<__mmask16>(n >= 32 ? 0xFFFF : n > 16 ? (1u << (n - 16)) - 1u : 0u);
+    const __mmask32 mo = n >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << n) - 1u);
+    const uint16_t* s0 = src + r0 * rs;
+    const uint16_t* s1 = s0 + 16 * rs;
+    for (int64_t c = 0; c < 2 * pairs; c += 2) {
+      const __m512i g0 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m0, off, s0 + c, 1);
+      const __m512i g1 = m1 ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m1, off, s1 + c, 1)
+                            : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi16(dst + c * ld + r0, mo, _mm512_permutex2var_epi16(g0, ev, g1));
+      _mm512_mask_storeu_epi16(dst + (c + 1) * ld + r0, mo, _mm512_permutex2var_epi16(g0, od, g1));
+    }
+    for (int64_t c = 2 * pairs; c < cols; ++c)
+      for (int64_t r = 0; r < n; ++r) dst[c * ld + r0 + r] = s0[r * rs + c];
+  }
+}
 
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
                                         float* o, int64_t o_rows, uint16_t* p16, int64_t ld) {
