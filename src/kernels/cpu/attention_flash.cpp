@@ -370,7 +370,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     // it in place (Note [GEMM direct B] in gemm.cpp) instead of packing the
     // strided transpose again for every key block (6% of bf16 time).
     // The element-by-element transpose, strided 16-bit stores, was 1% of
-    // causal bf16 time at L = 4096, D = 64; gathers of 32-bit pairs do it
+    // causal bf16 time at L = 4096, D = 64; a vector transpose does it
     // where the CPU and the ISA cap allow AVX-512.
     qtbuf.resize(static_cast<std::size_t>(nq * E));
     if (vec == SoftmaxVec::avx512 && a.q.cs == 1 && flash_bf16_step_supported())

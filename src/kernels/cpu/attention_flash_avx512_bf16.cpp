@@ -221,35 +221,48 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t ld, int64_t r0, float
 
 void transpose_u16_avx512bf16(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, uint16_t* dst,
                               int64_t ld) {
-  // Per 32 rows and column pair (c, c + 1): two 16-lane gathers of the
-  // rows' 32-bit pairs, split by vpermt2w into the even words (column c)
-  // and the odd ones (column c + 1), one 32-word store each. An odd last
-  // column (a gather would read past it) and row strides past the 32-bit
-  // offsets go element by element.
-  const int64_t pairs = rs <= (int64_t{1} << 24) ? cols / 2 : 0;
-  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(rs * 2)));  // bytes
-  alignas(64) uint16_t even_idx[32], odd_idx[32];
-  for (int i = 0; i < 16; ++i)
-    even_idx[i] = static_cast<uint16_t>(2 * i), even_idx[16 + i] = static_cast<uint16_t>(32 + 2 * i),
-    odd_idx[i] = static_cast<uint16_t>(2 * i + 1), odd_idx[16 + i] = static_cast<uint16_t>(33 + 2 * i);
-  const __m512i ev = _mm512_load_si512(even_idx), od = _mm512_load_si512(odd_idx);
-  for (int64_t r0 = 0; r0 < rows; r0 += 32) {
-    const int64_t n = std::min<int64_t>(32, rows - r0);
-    const __mmask16 m0 = static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u);
-    const __mmask16 m1 = static_cast<__mmask16>(n >= 32 ? 0xFFFF : n > 16 ? (1u << (n - 16)) - 1u : 0u);
-    const __mmask32 mo = n >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << n) - 1u);
-    const uint16_t* s0 = src + r0 * rs;
-    const uint16_t* s1 = s0 + 16 * rs;
-    for (int64_t c = 0; c < 2 * pairs; c += 2) {
-      const __m512i g0 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m0, off, s0 + c, 1);
-      const __m512i g1 = m1 ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m1, off, s1 + c, 1)
-                            : _mm512_setzero_si512();
-      _mm512_mask_storeu_epi16(dst + c * ld + r0, mo, _mm512_permutex2var_epi16(g0, ev, g1));
-      _mm512_mask_storeu_epi16(dst + (c + 1) * ld + r0, mo, _mm512_permutex2var_epi16(g0, od, g1));
+  // Blocks of 16 rows x 32 columns, as a 16 x 16 transpose of 32-bit column
+  // pairs (unpacks within 128-bit lanes, then a 4 x 4 transpose of the
+  // lanes); each transposed pair row splits into its low words (column c)
+  // and high words (c + 1) by vpmovdw. Ragged blocks load and store masked
+  // (missing rows are zero and not stored). Gathers of the pairs were
+  // slower than the element loop on Zen 5.
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t nr = std::min<int64_t>(16, rows - r0);
+    const __mmask16 rmask = static_cast<__mmask16>(nr >= 16 ? 0xFFFF : (1u << nr) - 1u);
+    for (int64_t c0 = 0; c0 < cols; c0 += 32) {
+      const int64_t nc = std::min<int64_t>(32, cols - c0);
+      const __mmask32 cmask = nc >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << nc) - 1u);
+      __m512i r[16], t[16], u[16];
+      #pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        r[i] = i < nr ? _mm512_maskz_loadu_epi16(cmask, src + (r0 + i) * rs + c0) : _mm512_setzero_si512();
+      #pragma GCC unroll 8
+      for (int i = 0; i < 16; i += 2)
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+      // u[4g + m], lane L: pair column 4L + m of rows 4g .. 4g + 3.
+      #pragma GCC unroll 4
+      for (int g = 0; g < 16; g += 4) {
+        u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]), u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]), u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+      }
+      #pragma GCC unroll 4
+      for (int m = 0; m < 4; ++m) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x44), v1 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xEE);
+        const __m512i v2 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x44);
+        const __m512i v3 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xEE);
+        const __m512i col[4] = {_mm512_shuffle_i32x4(v0, v2, 0x88), _mm512_shuffle_i32x4(v0, v2, 0xDD),
+                                _mm512_shuffle_i32x4(v1, v3, 0x88), _mm512_shuffle_i32x4(v1, v3, 0xDD)};
+        #pragma GCC unroll 4
+        for (int L = 0; L < 4; ++L) {
+          const int64_t c = c0 + 2 * (4 * L + m);  // the pair's first column
+          if (c < cols) _mm256_mask_storeu_epi16(dst + c * ld + r0, rmask, _mm512_cvtepi32_epi16(col[L]));
+          if (c + 1 < cols)
+            _mm256_mask_storeu_epi16(dst + (c + 1) * ld + r0, rmask,
+                                     _mm512_cvtepi32_epi16(_mm512_srli_epi32(col[L], 16)));
+        }
+      }
     }
-    for (int64_t c = 2 * pairs; c < cols; ++c)
-      for (int64_t r = 0; r < n; ++r) dst[c * ld + r0 + r] = s0[r * rs + c];
   }
 }
 
