@@ -82,3 +82,17 @@ def test_bf16_causal_staircase_matches_the_oracle(L, S):
     want = oracle(q, kc, v, causal=True)
     assert np.abs(got[0, 0, :bad] - want[0, 0, :bad]).max() <= TOL
     assert np.abs(np.delete(got[0, 1], L - 2, 0) - np.delete(want[0, 1], L - 2, 0)).max() <= TOL
+
+
+@pytest.mark.parametrize("offset", [-250.0, 250.0, 300.0, -1e6])
+def test_bf16_flash_shift_on_both_sides_of_the_fused_exp(offset):
+    """Note [Fused exp shift]: column maxima within 2^8 take exp(x - m) as one FMA with m·log2e rounded once,
+    larger ones the difference first; a constant added to every score (here by the mask) leaves the softmax
+    as it is, on both sides of the bound."""
+    rng = np.random.default_rng(int(abs(offset)))
+    L, S = 200, 900
+    q, k, v = rand(rng, (1, 2, L, 64)), rand(rng, (1, 2, S, 64)), rand(rng, (1, 2, S, 64))
+    mask = (offset + 2 * rng.standard_normal((L, S))).astype(np.float32)
+    with backends.implementations("sdpa", "flash:cpu"):
+        got = np.asarray(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).numpy(), np.float64)
+    assert np.abs(got - oracle(q, k, v, mask)).max() <= TOL
