@@ -251,30 +251,39 @@ namespace {
 // float64 oracle, A row- or column-major (attention's keys and transposed
 // values), one and several A blocks (m past MC = 336), k up to KC, B read in
 // place or packed (row- / column-major), beta 0 and 1, into C and rounded.
+// With extra > 0, A is packed with k + extra columns, the extra ones NaN,
+// and multiplied by its first k (gemm_bf16_packed_prefix, Note [GEMM packed
+// A prefix]): a NaN in C means the prefix read past its k.
 void run_packed(GemmIsa isa, int64_t m, int64_t n, int64_t k, bool a_col, bool b_col, float beta, bool out16,
-                uint32_t seed) {
+                uint32_t seed, int64_t extra = 0) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const auto bf = [&] { return bp::bfloat16_from_float(dist(rng)).bits; };
-  std::vector<uint16_t> a(m * k), b(k * n);
+  const int64_t ka = k + extra;  // A's packed columns
+  std::vector<uint16_t> a(m * ka), b(k * n);
   for (auto& x : a) x = bf();
   for (auto& x : b) x = bf();
   std::vector<float> c0(m * n);
   for (auto& x : c0) x = dist(rng);
-  const int64_t a_rs = a_col ? 1 : k, a_cs = a_col ? m : 1, b_rs = b_col ? 1 : n, b_cs = b_col ? k : 1;
-  const std::size_t bytes = kc::gemm_bf16_packed_a_bytes(isa, m, k);
-  ASSERT_GT(bytes, 0u) << m << "x" << k;
+  const int64_t a_rs = a_col ? 1 : ka, a_cs = a_col ? m : 1, b_rs = b_col ? 1 : n, b_cs = b_col ? k : 1;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t q = k; q < ka; ++q) a[i * a_rs + q * a_cs] = 0x7FC0;  // NaN: never read
+  const std::size_t bytes = kc::gemm_bf16_packed_a_bytes(isa, m, ka);
+  ASSERT_GT(bytes, 0u) << m << "x" << ka;
   std::vector<char> packed(bytes + 64);
-  kc::gemm_bf16_pack_a(isa, {a.data(), m, k, a_rs, a_cs}, packed.data());
+  kc::gemm_bf16_pack_a(isa, {a.data(), m, ka, a_rs, a_cs}, packed.data());
   std::vector<float> c = c0;
   if (beta == 0) std::fill(c.begin(), c.end(), static_cast<float>(kNaN));
   std::vector<uint16_t> out(m * n, 0x7FC1);
-  const bool rounded = kc::gemm_bf16_packed(isa, packed.data(), m, k, {b.data(), k, n, b_rs, b_cs},
-                                            {c.data(), m, n, n, 1}, 0.75f, beta,
-                                            out16 ? kc::Out16{out.data(), n} : kc::Out16{});
+  const kc::Out16 o16 = out16 ? kc::Out16{out.data(), n} : kc::Out16{};
+  const bool rounded =
+      extra > 0 ? kc::gemm_bf16_packed_prefix(isa, packed.data(), m, ka, k, {b.data(), k, n, b_rs, b_cs},
+                                              {c.data(), m, n, n, 1}, 0.75f, beta, o16)
+                : kc::gemm_bf16_packed(isa, packed.data(), m, k, {b.data(), k, n, b_rs, b_cs}, {c.data(), m, n, n, 1},
+                                       0.75f, beta, o16);
   const std::string what = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                            (a_col ? " A col" : " A row") + (b_col ? " B col" : " B row") + " beta " +
-                           std::to_string(beta) + (out16 ? " out16" : "");
+                           std::to_string(beta) + (out16 ? " out16" : "") + " packed k " + std::to_string(ka);
   int bad = 0;
   for (int64_t i = 0; i < m && bad < 5; ++i)
     for (int64_t j = 0; j < n && bad < 5; ++j) {
@@ -314,6 +323,27 @@ TEST(GemmPackedA, MatchesTheOracle) {
             run_packed(isa, m, n, k, odd, (m + k) % 3 == 0, odd ? 1.0f : 0.0f, (n + k) % 2 == 0, seed++);
             if (HasFailure()) return;
           }
+    }
+  }
+}
+
+// Note [GEMM packed A prefix]: the first k (even) of a packed A's columns,
+// the rest NaN, one and several strips, k from one pair to KC - 2.
+TEST(GemmPackedA, PrefixMatchesTheOracle) {
+  uint32_t seed = 900;
+  for (const int threads : {1, 2}) {
+    ThreadScope scope(threads);
+    for (const GemmIsa isa : {GemmIsa::generic, GemmIsa::avx512, GemmIsa::avx512_bf16}) {
+      if (!kc::gemm_isa_supported(isa)) continue;
+      for (const int64_t m : {1, 14, 64, 337})
+        for (const int64_t n : {17, 64, 192})
+          for (const int64_t k : {2, 64, 126})
+            for (const int64_t extra : {1, 2, 66}) {
+              if (kc::gemm_bf16_packed_a_bytes(isa, m, k + extra) == 0) continue;  // past this kernel's KC
+              const bool odd = ((m + n + k + extra) & 1) != 0;
+              run_packed(isa, m, n, k, odd, (m + k) % 3 == 0, odd ? 1.0f : 0.0f, (n + extra) % 2 == 0, seed++, extra);
+              if (HasFailure()) return;
+            }
     }
   }
 }

@@ -381,5 +381,88 @@ TEST(FlashKernel, Bf16PackedPanelsAcrossEntriesAndThreads) {
   bp::set_num_threads(saved);
 }
 
+// Note [Causal staircase]: the causal diagonal key block of bf16 tasks runs
+// per group of query columns over the keys the group sees (scores, mask,
+// fill, softmax step and a value product over a prefix of the packed value
+// panel). Tiles whose query blocks are not multiples of the group (100: 64 +
+// 36 columns), key blocks shorter than the query blocks (groups that see
+// none of a block), longer ones, odd lengths, L != S (S > L cuts the last
+// block short: V read in place), an additive mask with a fully masked row
+// and a NaN key, against the fp64 oracle on the bf16 inputs.
+void check_bf16_staircase(int64_t L, int64_t S, int64_t qb, int64_t kb, bool masked, bool nan_key) {
+  const int64_t E = 32, Ev = 48;
+  std::mt19937 rng(static_cast<uint32_t>(L * 131 + S * 7 + qb + kb));
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto fill = [&](int64_t n, std::vector<uint16_t>& bits) { return random_16bit(rng, nd, true, n, bits); };
+  std::vector<uint16_t> qh, kh, vh;
+  const std::vector<float> q = fill(L * E, qh), v = fill(S * Ev, vh);
+  std::vector<float> k = fill(S * E, kh);
+  const int64_t bad = std::min(S - 1, L / 2 + 1);  // the NaN key: hidden from the rows before it
+  if (nan_key) kh[bad * E + 5] = bfloat16_bits_from_double(NAN), k[bad * E + 5] = NAN;
+  std::vector<float> mask;
+  if (masked) {
+    mask.resize(static_cast<std::size_t>(L * S));
+    for (auto& x : mask) x = 2.0f * nd(rng);
+    for (int64_t j = 0; j < S; ++j) mask[std::min<int64_t>(L - 1, 70) * S + j] = -INFINITY;  // a row that sees nothing
+  }
+  std::vector<uint16_t> out(static_cast<std::size_t>(L * Ev + 1), 0x1234);
+  FlashAttention a;
+  a.elem = DType::bf16;
+  a.L = L, a.S = S, a.E = E, a.Ev = Ev;
+  a.q.data = qh.data(), a.k.data = kh.data(), a.v.data = vh.data(), a.out = out.data();
+  a.q.rs = E, a.k.rs = E, a.v.rs = Ev, a.out_rs = Ev;
+  a.q.off = a.k.off = a.v.off = a.out_off = {0};
+  if (masked) a.mask.data = mask.data(), a.mask.rs = S, a.mask.cs = 1, a.mask.off = {0};
+  a.scale = 0.3, a.causal = true, a.isa = GemmIsa::avx512_bf16, a.q_block = qb, a.kv_block = kb;
+  flash_attention(a);
+  ASSERT_EQ(out.back(), 0x1234) << "wrote past the output";
+  std::vector<float> kc = k;
+  if (nan_key) kc[bad * E + 5] = 0.0f;
+  const std::vector<double> ref = oracle(q, kc, v, mask, L, S, E, Ev, 0.3, true);
+  const std::string what = "L=" + std::to_string(L) + " S=" + std::to_string(S) + " blocks " + std::to_string(qb) +
+                           "x" + std::to_string(kb) + (masked ? " masked" : "") + (nan_key ? " NaN key" : "");
+  double err = 0;
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t e = 0; e < Ev; ++e) {
+      const float got = bfloat16_bits_to_float(out[i * Ev + e]);
+      if (nan_key && i >= bad) {
+        ASSERT_TRUE(std::isnan(got)) << "row " << i << " " << what;
+      } else {
+        ASSERT_FALSE(std::isnan(got)) << "row " << i << " " << what;
+        err = std::max(err, std::abs(got - ref[i * Ev + e]));
+      }
+    }
+  EXPECT_LT(err, 2.5e-2) << what;
+}
+
+// The vector Qᵀ transpose: blocks of 16 rows x 32 columns with ragged ends, odd column
+// counts (the last column element by element), a row stride past the columns.
+TEST(FlashKernel, TransposeU16MatchesTheLoop) {
+  if (!flash_bf16_step_supported()) GTEST_SKIP() << "no AVX512_BF16 here";
+  for (int64_t rows : {1, 15, 16, 17, 31, 32, 33, 100})
+    for (int64_t cols : {1, 2, 7, 33, 64, 65}) {
+      const int64_t rs = cols + 3, ld = rows + 5;
+      std::vector<uint16_t> src(static_cast<std::size_t>(rows * rs));
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint16_t>(i * 2654435761u >> 7);
+      std::vector<uint16_t> dst(static_cast<std::size_t>(cols * ld), 0xBEEF);
+      detail::transpose_u16_avx512bf16(src.data(), rs, rows, cols, dst.data(), ld);
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t r = 0; r < ld; ++r)
+          ASSERT_EQ(dst[c * ld + r], r < rows ? src[r * rs + c] : 0xBEEF) << rows << "x" << cols << " at " << r << ", " << c;
+    }
+}
+
+TEST(FlashKernel, Bf16CausalStaircase) {
+  if (!flash_bf16_step_supported()) GTEST_SKIP() << "no AVX512_BF16 here";
+  for (bool masked : {false, true}) {
+    check_bf16_staircase(4 * 192 + 1, 4 * 192 + 1, 192, 384, masked, masked);  // the default tile, odd length
+    check_bf16_staircase(300, 300, 100, 100, masked, false);  // groups of 64 + 36 columns
+    check_bf16_staircase(301, 517, 100, 100, masked, masked);  // S > L: the last block cut short
+    check_bf16_staircase(331, 331, 128, 48, masked, false);  // key blocks shorter than query blocks
+    check_bf16_staircase(257, 333, 64, 160, masked, false);  // key blocks longer
+    check_bf16_staircase(400, 200, 130, 130, masked, masked);  // S < L: rows past S see every key
+  }
+}
+
 }  // namespace
 }  // namespace bp::kernels::cpu

@@ -55,3 +55,44 @@ def test_bf16_flash_matches_the_oracle(D, L, S, causal):
         got = np.asarray(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).numpy(), np.float64)
         nan_rows = np.isnan(got).any(axis=-1)
         assert nan_rows[0, 1, L // 2] and nan_rows.sum() == 1 and np.isnan(got[0, 1, L // 2]).all()
+
+
+@pytest.mark.parametrize("L,S", [(385, 385), (450, 700), (500, 300), (577, 577), (640, 641)])
+def test_bf16_causal_staircase_matches_the_oracle(L, S):
+    """Note [Causal staircase]: the diagonal key block of each 192-query task runs per group of 64 query
+    columns (scores, softmax and the value product over the keys the group sees): odd lengths, L != S (S > L
+    cuts the diagonal block short, S < L leaves rows that see every key), a NaN key (the rows from it on are
+    NaN, the rows before it finite) and a NaN query row."""
+    rng = np.random.default_rng(L * 3 + S)
+    q, k, v = rand(rng, (1, 2, L, 64)), rand(rng, (1, 2, S, 64)), rand(rng, (1, 2, S, 64))
+    k = (k.astype(np.float32) * 3).astype(BF16)  # sharper weights: a wrongly kept or dropped key shows
+    with backends.implementations("sdpa", "flash:cpu"):
+        got = np.asarray(F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(), np.float64)
+        assert np.abs(got - oracle(q, k, v, causal=True)).max() <= TOL
+        bad = min(S - 1, 200)  # inside the second task's diagonal block
+        kn, qn = k.copy(), q.copy()
+        kn[0, 0, bad, 7] = np.nan
+        qn[0, 1, L - 2, 3] = np.nan
+        got = np.asarray(F.scaled_dot_product_attention(qn, kn, v, is_causal=True).numpy(), np.float64)
+    nan_rows = np.isnan(got).any(axis=-1)
+    assert nan_rows[0, 0, bad:].all() and not nan_rows[0, 0, :bad].any()
+    assert nan_rows[0, 1, L - 2] and nan_rows[0, 1].sum() == 1
+    kc = k.copy()
+    kc[0, 0, bad] = 0  # the oracle's rows before the NaN key do not see it
+    want = oracle(q, kc, v, causal=True)
+    assert np.abs(got[0, 0, :bad] - want[0, 0, :bad]).max() <= TOL
+    assert np.abs(np.delete(got[0, 1], L - 2, 0) - np.delete(want[0, 1], L - 2, 0)).max() <= TOL
+
+
+@pytest.mark.parametrize("offset", [-250.0, 250.0, 300.0, -1e6])
+def test_bf16_flash_shift_on_both_sides_of_the_fused_exp(offset):
+    """Note [Fused exp shift]: column maxima within 2^8 take exp(x - m) as one FMA with m·log2e rounded once,
+    larger ones the difference first; a constant added to every score (here by the mask) leaves the softmax
+    as it is, on both sides of the bound."""
+    rng = np.random.default_rng(int(abs(offset)))
+    L, S = 200, 900
+    q, k, v = rand(rng, (1, 2, L, 64)), rand(rng, (1, 2, S, 64)), rand(rng, (1, 2, S, 64))
+    mask = (offset + 2 * rng.standard_normal((L, S))).astype(np.float32)
+    with backends.implementations("sdpa", "flash:cpu"):
+        got = np.asarray(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).numpy(), np.float64)
+    assert np.abs(got - oracle(q, k, v, mask)).max() <= TOL

@@ -191,7 +191,17 @@ void softmax_block_cols(Acc* s, int64_t nk, int64_t nq, Acc* m, Acc* l, Acc* cor
 // causal changes below: D = 64 0.73 -> 0.84 (causal 0.67 -> 0.78),
 // D = 128 0.83 -> 0.91 (causal 0.76 -> 0.86). The softmax is then ~13% of
 // the time at D = 64; the rest beyond the GEMM tiles is the 8-row edge
-// tiles (Ev = 64 = 4 x 14 + 8), packing and the per-task Qᵀ copy.
+// tiles (Ev = 64 = 4 x 14 + 8), packing and the per-task Qᵀ copy. Then the
+// causal diagonal block went by column groups (Note [Causal staircase]),
+// Qᵀ and the transposed value panels got vector code
+// (transpose_u16_avx512bf16, pack_a_bf16_adjacent in gemm_avx512_bf16.cpp)
+// and the exp's shift one FMA (Note [Fused exp shift]): flash GFLOP/s
+// +7% causal D = 64 (379 -> 406 best of runs), +4% the other three; as
+// ratios (bench/flash_gemm_ratio.py, H = 4, loaded machine, the GEMM rate
+// itself moved 430-490 between runs): causal D = 64 0.79-0.81 -> 0.83,
+// D = 64 0.86 -> 0.87, causal D = 128 0.87 -> 0.88, D = 128 0.93 -> 0.94.
+// What is left at D = 64: the softmax (12%), the 16-bit Qᵀ, panels and
+// output (4%), the GEMM calls' set-up (2%).
 
 // Note [Few-query P·V]
 // With few query rows (decode: L = 1 with the G query heads of a key/value
@@ -213,9 +223,17 @@ constexpr int64_t kFewQueries = 48;
 // rows) the scores of that block are computed per group of kStairCols
 // query columns, each over the keys its last query sees; the entries left
 // out are all hidden, and the causal fill writes -inf there. bf16,
-// L = 4096, D = 64, one thread: 0.77 -> 0.80 of the bf16 GEMM rate. (The
-// value products still take the whole block: the packed value panel has no
-// shorter form, its strips hold the whole key length.)
+// L = 4096, D = 64, one thread: 0.77 -> 0.80 of the bf16 GEMM rate. On the
+// bf16 step the whole block goes group by group (causal_stair_block): the
+// mask, the fill, the softmax and the value product Oᵀ += Vᵀ·P too, the
+// latter over a prefix of the packed value panel (Note [GEMM packed A
+// prefix] in gemm.cpp), so the zero weights of the hidden keys are not
+// multiplied (4.6% of the value product's work at L = 4096, 192-query
+// tasks, now 1.6%): about +2%, best of runs 359 -> 368 GFLOP/s (D = 64)
+// and 387 -> 391 (D = 128), one thread, thread time, on a loaded machine
+// (+-3% between runs). Narrower groups (32) and 384-key
+// blocks (possible now: a block cut at the causal end multiplies a prefix
+// of its panels) measured the same.
 constexpr int64_t kStairCols = 64;
 
 // Note [Causal bf16 key blocks]
@@ -276,6 +294,50 @@ const char* packed_base(PackedKV& pk) {
   return base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
 }
 
+// The diagonal key block of a causal bf16 task on the bf16 step (Note
+// [Causal staircase]), column group by column group: the scores, the mask,
+// the causal fill, the softmax step and Oᵀ += Vᵀ·P, each over the first
+// `rows` keys, those the group's last query sees (rounded up to even, the
+// GEMM's k unit; the extra key is hidden and gets P = 0). A group whose
+// queries see no key of the block is left as it is, as the whole-block
+// step leaves a column of -inf. The key and value panels, packed with all
+// packed_k keys of the block, are multiplied by their first `rows` (Note
+// [GEMM packed A prefix]), also where the causal end (S > L) cuts the
+// block short (nk < packed_k).
+void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index, int64_t packed_k, int64_t i0,
+                        int64_t j0, int64_t nq, int64_t nk, const uint16_t* qt, const float* mask, Buf<float>& sbuf,
+                        Buf<uint16_t>& pbuf, float* m, float* l, float* corr, float* ot) {
+  const int64_t E = a.E, Ev = a.Ev;
+  // One more key row than the block's for the rounding up (a packed key past nk, hidden from every query here).
+  const int64_t nk_even = std::min(packed_k, nk + nk % 2);
+  sbuf.resize(static_cast<std::size_t>(nk_even * nq));
+  pbuf.resize(static_cast<std::size_t>(nk_even * nq));
+  float* st = sbuf.data();
+  uint16_t* p16 = pbuf.data();
+  const char* kpanel = packed_base(pk) + pk.k_off[kv_index];
+  const char* vpanel = packed_base(pk) + pk.v_off[kv_index];
+  for (int64_t r0 = 0; r0 < nq; r0 += kStairCols) {
+    const int64_t cols = std::min(kStairCols, nq - r0);
+    int64_t rows = std::min(nk, i0 + r0 + cols - j0);
+    if (rows <= 0) continue;
+    if (rows < packed_k) rows = std::min(packed_k, rows + rows % 2);
+    float* sg = st + r0;
+    gemm_bf16_packed(a.isa, kpanel, rows, E, {qt + r0, E, cols, nq, 1}, {sg, rows, cols, nq, 1},
+                     static_cast<float>(a.scale), 0.0f);
+    if (mask)
+      for (int64_t c = 0; c < rows; ++c) {
+        const float* mcol = mask + c * a.mask.cs + r0 * a.mask.rs;
+        for (int64_t r = 0; r < cols; ++r) sg[c * nq + r] += mcol[r * a.mask.rs];
+      }
+    // Key j0 + c is hidden from query i0 + r0 + r when r0 + r < j0 + c - i0.
+    for (int64_t c = std::max<int64_t>(0, i0 + r0 + 1 - j0); c < rows; ++c)
+      std::fill(sg + c * nq, sg + c * nq + std::min(cols, j0 + c - i0 - r0), -std::numeric_limits<float>::infinity());
+    detail::softmax_block_cols_bf16_avx512bf16(sg, rows, cols, m + r0, l + r0, corr + r0, ot + r0, Ev, p16 + r0, nq);
+    gemm_bf16_packed_prefix(a.isa, vpanel, Ev, packed_k, rows, {p16 + r0, rows, cols, nq, 1},
+                            {ot + r0, Ev, cols, nq, 1}, 1.0f, 1.0f);
+  }
+}
+
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
 // transposed (query index last): Qᵀ (E x nq), the scores Sᵀ = K·Qᵀ (nk x nq)
 // and Oᵀ (Ev x nq), updated by Oᵀ = corr·Oᵀ + Vᵀ·P. Then every operand the
@@ -317,9 +379,15 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     // Qᵀ as contiguous 16-bit rows, once per task: the score GEMM then reads
     // it in place (Note [GEMM direct B] in gemm.cpp) instead of packing the
     // strided transpose again for every key block (6% of bf16 time).
+    // The element-by-element transpose, strided 16-bit stores, was 1% of
+    // causal bf16 time at L = 4096, D = 64; a vector transpose does it
+    // where the CPU and the ISA cap allow AVX-512.
     qtbuf.resize(static_cast<std::size_t>(nq * E));
-    for (int64_t r = 0; r < nq; ++r)
-      for (int64_t e = 0; e < E; ++e) qtbuf[e * nq + r] = q[r * a.q.rs + e * a.q.cs];
+    if (vec == SoftmaxVec::avx512 && a.q.cs == 1 && flash_bf16_step_supported())
+      detail::transpose_u16_avx512bf16(q, a.q.rs, nq, E, qtbuf.data(), nq);
+    else
+      for (int64_t r = 0; r < nq; ++r)
+        for (int64_t e = 0; e < E; ++e) qtbuf[e * nq + r] = q[r * a.q.rs + e * a.q.cs];
   }
   obuf.assign(static_cast<std::size_t>(Ev * nq), Acc(0));
   // m, l, corr, then two scratch vectors for the portable softmax.
@@ -346,6 +414,14 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     // are a packed panel of nk rows, the value panel only has its full length.
     const int64_t kv_index = j0 / a.kv_block;
     const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
+    if constexpr (kBf16) {
+      if (bf16_step && packed && a.causal && j0 + nk > i0 + 1) {  // Note [Causal staircase]
+        causal_stair_block(a, pk, kv_index, std::min(a.kv_block, a.S - j0), i0, j0, nq, nk, qtbuf.data(),
+                           mask ? mask + i0 * a.mask.rs + j0 * a.mask.cs : nullptr, sbuf, pbuf, m.data(), l.data(),
+                           corr.data(), obuf.data());
+        continue;
+      }
+    }
     if (packed && a.causal && j0 + nk > i0 + 1) {
       // Note [Causal staircase]: per group of query columns, only the keys
       // some column of the group sees; the rest are -inf (the fill below).

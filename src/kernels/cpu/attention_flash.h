@@ -108,9 +108,15 @@ void store_out_avx512(const float* o, int64_t o_rs, int64_t o_cs, int64_t nq, in
 // attention_flash.cpp; only where flash_bf16_step_supported()): as above
 // with P always written to p16 and s only read, but m may stay below the
 // column maximum (lazy rescaling: weights up to 2^8), exp to ~1e-4 relative
-// and P rounded with vcvtne2ps2bf16 (subnormal weights flush to 0).
+// and P rounded with vcvtne2ps2bf16 (subnormal weights flush to 0). s, o
+// and p16 have row stride ld (0: nq), so a caller can step over a block's
+// column groups (Note [Causal staircase]).
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
-                                        float* o, int64_t o_rows, uint16_t* p16);
+                                        float* o, int64_t o_rows, uint16_t* p16, int64_t ld = 0);
+// dst[c·ld + r] = src[r·rs + c] for r < rows, c < cols: 16-bit values
+// transposed (the bf16 and f16 kernels' Qᵀ, once per task), where
+// flash_bf16_step_supported().
+void transpose_u16_avx512bf16(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, uint16_t* dst, int64_t ld);
 // y[i] = finite_to_bf16(x[i]) (bf16_round.h), i < n.
 void round_bf16_avx512(const float* x, uint16_t* y, int64_t n);
 // dst (rows x cols, contiguous) = the f16 rows at src (row stride rs, unit

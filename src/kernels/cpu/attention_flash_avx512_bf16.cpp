@@ -33,6 +33,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/exp_poly.h"
@@ -70,6 +71,33 @@ inline __m512 exp_shifted(__m512 x, __m512 m, __m512& t) {
   return exp2_clamped(_mm512_max_ps(_mm512_set1_ps(-160.0f), t));
 }
 
+// Note [Fused exp shift]
+// exp(x - m) as 2^(x·log2e - m·log2e) by one FMA, with m·log2e rounded once
+// per column: that rounding scales every weight of the column, and the
+// normaliser with them, by the same factor, so the output keeps it only
+// through the corrections between blocks (exp_shifted's exact difference),
+// off by at most an ulp of m·log2e: 2^-15 in the exponent for |m| <= 2^8,
+// under the polynomial's error. Larger maxima (an additive mask of
+// finfo.min would overflow m·log2e) take the difference first. One of the
+// step's ~11 vector operations per 16 scores: +1-2% at L = 4096, D = 64
+// and 128 (one thread, same process).
+constexpr float kFusedShiftMax = 256.0f;
+
+inline __m512 exp_fused(__m512 x, __m512 neg_mc, __m512& t) {
+  t = _mm512_fmadd_ps(x, _mm512_set1_ps(kLog2e), neg_mc);
+  return exp2_clamped(_mm512_max_ps(_mm512_set1_ps(-160.0f), t));
+}
+
+// Whether every active lane of base is within kFusedShiftMax (NaN: no).
+template <int V>
+inline bool fusable(const __m512 (&base)[V], const __mmask16 (&mk)[V]) {
+  bool ok = true;
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v)
+    ok &= _mm512_mask_cmp_ps_mask(mk[v], _mm512_abs_ps(base[v]), _mm512_set1_ps(kFusedShiftMax), _CMP_LE_OQ) == mk[v];
+  return ok;
+}
+
 inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
 }
@@ -91,20 +119,24 @@ inline void store_p(uint16_t* dst, const __m512 (&e)[V], const __mmask16 (&mk)[V
 // largest exponent seen per column in `tmax` (the lazy step's test that no
 // score outgrew its stale maximum; a NaN t is dropped there and reaches l
 // through the sum).
-template <int V, bool kTrackMax>
-inline void exp_rows(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512 (&base)[V],
+template <int V, bool kTrackMax, bool kFused>
+inline void exp_rows(const float* s, int64_t nk, int64_t ld, int64_t r0, const __m512 (&base_in)[V],
                      const __mmask16 (&mk)[V], __m512 (&sum)[V], __m512 (&tmax)[V], uint16_t* p16) {
+  __m512 base[V];  // kFused: -base·log2e (Note [Fused exp shift])
+  #pragma GCC unroll 4
+  for (int v = 0; v < V; ++v) base[v] = kFused ? _mm512_mul_ps(base_in[v], _mm512_set1_ps(-kLog2e)) : base_in[v];
   for (int64_t c = 0; c < nk; ++c) {
-    const float* row = s + c * nq + r0;
+    const float* row = s + c * ld + r0;
     __m512 e[V];
     #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       __m512 t;
-      e[v] = exp_shifted(_mm512_maskz_loadu_ps(mk[v], row + 16 * v), base[v], t);
+      const __m512 x = _mm512_maskz_loadu_ps(mk[v], row + 16 * v);
+      e[v] = kFused ? exp_fused(x, base[v], t) : exp_shifted(x, base[v], t);
       if constexpr (kTrackMax) tmax[v] = _mm512_max_ps(tmax[v], t);
       sum[v] = _mm512_add_ps(sum[v], e[v]);
     }
-    store_p<V>(p16 + c * nq + r0, e, mk);
+    store_p<V>(p16 + c * ld + r0, e, mk);
   }
 }
 
@@ -114,7 +146,7 @@ inline void exp_rows(const float* s, int64_t nk, int64_t nq, int64_t r0, const _
 // sum and maximum arrays in memory too, a store of each per key row
 // (causal D = 64: 0.77 -> 0.79 of the GEMM rate without them).
 template <int V>
-bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512 (&mold)[V],
+bool lazy_chunk(const float* s, int64_t nk, int64_t ld, int64_t r0, const __m512 (&mold)[V],
                 const __mmask16 (&mk)[V], float* l, float* corr, uint16_t* p16) {
   __m512 base[V], sum[V], tmax[V];
   #pragma GCC unroll 4
@@ -123,7 +155,10 @@ bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512
     sum[v] = _mm512_setzero_ps();
     tmax[v] = _mm512_set1_ps(-__builtin_inff());
   }
-  exp_rows<V, true>(s, nk, nq, r0, base, mk, sum, tmax, p16);
+  if (fusable<V>(base, mk))
+    exp_rows<V, true, true>(s, nk, ld, r0, base, mk, sum, tmax, p16);
+  else
+    exp_rows<V, true, false>(s, nk, ld, r0, base, mk, sum, tmax, p16);
   #pragma GCC unroll 4
   for (int v = 0; v < V; ++v)
     if (_mm512_mask_cmp_ps_mask(mk[v], tmax[v], _mm512_set1_ps(kLazyLog2), _CMP_GT_OQ) != 0) return false;
@@ -143,8 +178,8 @@ bool lazy_chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, const __m512
 // maximum, all-masked columns kept at m = -inf), with this file's exp and
 // rounding.
 template <int V>
-void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* l, float* corr, float* o,
-           int64_t o_rows, uint16_t* p16) {
+void chunk(const float* s, int64_t nk, int64_t nq, int64_t ld, int64_t r0, float* m, float* l, float* corr,
+           float* o, int64_t o_rows, uint16_t* p16) {
   const __m512 ninf = _mm512_set1_ps(-__builtin_inff());
   __mmask16 mk[V], finite = 0;
   __m512 mold[V];
@@ -158,7 +193,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     finite = static_cast<__mmask16>(mk[v] & ~_mm512_fpclass_ps_mask(mold[v], 0x99));
     lazy &= finite == mk[v];
   }
-  if (lazy && lazy_chunk<V>(s, nk, nq, r0, mold, mk, l, corr, p16)) return;
+  if (lazy && lazy_chunk<V>(s, nk, ld, r0, mold, mk, l, corr, p16)) return;
 
   __mmask16 ord[V];
   __m512 mx[V], sum[V];
@@ -169,7 +204,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     sum[v] = _mm512_setzero_ps();
   }
   for (int64_t c = 0; c < nk; ++c) {
-    const float* row = s + c * nq + r0;
+    const float* row = s + c * ld + r0;
     #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       const __m512 x = _mm512_mask_loadu_ps(ninf, mk[v], row + 16 * v);
@@ -187,7 +222,10 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
     base[v] = _mm512_mask_mov_ps(mx[v], dead, _mm512_setzero_ps());
   }
   __m512 no_max[V];  // not tracked: the maximum is known
-  exp_rows<V, false>(s, nk, nq, r0, base, mk, sum, no_max, p16);
+  if (fusable<V>(base, mk))
+    exp_rows<V, false, true>(s, nk, ld, r0, base, mk, sum, no_max, p16);
+  else
+    exp_rows<V, false, false>(s, nk, ld, r0, base, mk, sum, no_max, p16);
   __m512 cr[V];
   __mmask16 rescale = 0;  // lanes whose correction is not 1
   #pragma GCC unroll 4
@@ -207,7 +245,7 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
   }
   if (o != nullptr && rescale != 0)
     for (int64_t e = 0; e < o_rows; ++e) {
-      float* orow = o + e * nq + r0;
+      float* orow = o + e * ld + r0;
       #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) {
         if (mk[v] == 0) break;
@@ -218,15 +256,63 @@ void chunk(const float* s, int64_t nk, int64_t nq, int64_t r0, float* m, float* 
 
 }  // namespace
 
+void transpose_u16_avx512bf16(const uint16_t* src, int64_t rs, int64_t rows, int64_t cols, uint16_t* dst,
+                              int64_t ld) {
+  // Blocks of 16 rows x 32 columns, as a 16 x 16 transpose of 32-bit column
+  // pairs (unpacks within 128-bit lanes, then a 4 x 4 transpose of the
+  // lanes); each transposed pair row splits into its low words (column c)
+  // and high words (c + 1) by vpmovdw. Ragged blocks load and store masked
+  // (missing rows are zero and not stored). Gathers of the pairs were
+  // slower than the element loop on Zen 5.
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t nr = std::min<int64_t>(16, rows - r0);
+    const __mmask16 rmask = static_cast<__mmask16>(nr >= 16 ? 0xFFFF : (1u << nr) - 1u);
+    for (int64_t c0 = 0; c0 < cols; c0 += 32) {
+      const int64_t nc = std::min<int64_t>(32, cols - c0);
+      const __mmask32 cmask = nc >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << nc) - 1u);
+      __m512i r[16], t[16], u[16];
+      #pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        r[i] = i < nr ? _mm512_maskz_loadu_epi16(cmask, src + (r0 + i) * rs + c0) : _mm512_setzero_si512();
+      #pragma GCC unroll 8
+      for (int i = 0; i < 16; i += 2)
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]), t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+      // u[4g + m], lane L: pair column 4L + m of rows 4g .. 4g + 3.
+      #pragma GCC unroll 4
+      for (int g = 0; g < 16; g += 4) {
+        u[g] = _mm512_unpacklo_epi64(t[g], t[g + 2]), u[g + 1] = _mm512_unpackhi_epi64(t[g], t[g + 2]);
+        u[g + 2] = _mm512_unpacklo_epi64(t[g + 1], t[g + 3]), u[g + 3] = _mm512_unpackhi_epi64(t[g + 1], t[g + 3]);
+      }
+      #pragma GCC unroll 4
+      for (int m = 0; m < 4; ++m) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x44), v1 = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xEE);
+        const __m512i v2 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x44);
+        const __m512i v3 = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xEE);
+        const __m512i col[4] = {_mm512_shuffle_i32x4(v0, v2, 0x88), _mm512_shuffle_i32x4(v0, v2, 0xDD),
+                                _mm512_shuffle_i32x4(v1, v3, 0x88), _mm512_shuffle_i32x4(v1, v3, 0xDD)};
+        #pragma GCC unroll 4
+        for (int L = 0; L < 4; ++L) {
+          const int64_t c = c0 + 2 * (4 * L + m);  // the pair's first column
+          if (c < cols) _mm256_mask_storeu_epi16(dst + c * ld + r0, rmask, _mm512_cvtepi32_epi16(col[L]));
+          if (c + 1 < cols)
+            _mm256_mask_storeu_epi16(dst + (c + 1) * ld + r0, rmask,
+                                     _mm512_cvtepi32_epi16(_mm512_srli_epi32(col[L], 16)));
+        }
+      }
+    }
+  }
+}
+
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
-                                        float* o, int64_t o_rows, uint16_t* p16) {
+                                        float* o, int64_t o_rows, uint16_t* p16, int64_t ld) {
+  if (ld == 0) ld = nq;
   int64_t r0 = 0;
-  for (; r0 + 64 <= nq; r0 += 64) chunk<4>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+  for (; r0 + 64 <= nq; r0 += 64) chunk<4>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
   switch ((nq - r0 + 15) / 16) {
-    case 1: return chunk<1>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
-    case 2: return chunk<2>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
-    case 3: return chunk<3>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
-    case 4: return chunk<4>(s, nk, nq, r0, m, l, corr, o, o_rows, p16);
+    case 1: return chunk<1>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
+    case 2: return chunk<2>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
+    case 3: return chunk<3>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
+    case 4: return chunk<4>(s, nk, nq, ld, r0, m, l, corr, o, o_rows, p16);
     default: return;  // nq reached
   }
 }

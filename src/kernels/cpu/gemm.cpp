@@ -128,8 +128,10 @@ struct Problem {
   int64_t out16_rs = 0;
   void (*round16)(GemmIsa, const float*, uint16_t*, int64_t) = nullptr;
   GemmIsa isa = GemmIsa::generic;
-  // Note [GEMM pre-packed A]: A already packed (one k block), or nullptr.
+  // Note [GEMM pre-packed A]: A already packed (one k block), or nullptr;
+  // its strips hold a_packed_kpad k values (0: k rounded to the k unit).
   const char* a_packed = nullptr;
+  int64_t a_packed_kpad = 0;
 };
 
 // C^T = B^T A^T: the same problem with the operands' roles swapped.
@@ -363,7 +365,8 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
           if (!direct_a && p.a_packed == nullptr)
             kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
           // A pre-packed whole (one k block): block ic starts at strip ic / mr.
-          const char* const ablock = p.a_packed != nullptr ? p.a_packed + ic * kpad * eb : apack;
+          const int64_t apad = p.a_packed != nullptr && p.a_packed_kpad > 0 ? p.a_packed_kpad : kpad;
+          const char* const ablock = p.a_packed != nullptr ? p.a_packed + ic * apad * eb : apack;
           const int64_t strip_bytes = nr * kpad * eb;
           const int64_t a_strips = ceil_div(mcur, mr);
           const int64_t prefetch_chunk = round_up(ceil_div(strip_bytes, a_strips), 64);
@@ -393,21 +396,21 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
               if constexpr (std::is_same_v<Acc, float>) {
                 uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
                 if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
-                  kr.micro_out16(kcur, ablock + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
+                  kr.micro_out16(kcur, ablock + i * apad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
                                  p.alpha, beta);
                   continue;
                 }
                 if (out != nullptr && direct && kr.direct_out16 != nullptr) {
-                  kr.direct_out16(kcur, ablock + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
+                  kr.direct_out16(kcur, ablock + i * apad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
                                   mm, nn, p.alpha, beta);
                   continue;
                 }
               }
               if (direct) {
-                kr.direct(kcur, ablock + i * kpad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
+                kr.direct(kcur, ablock + i * apad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
                           beta);
               } else {
-                kr.micro(kcur, ablock + i * kpad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
+                kr.micro(kcur, ablock + i * apad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
               }
               if (last_k && p.out16 != nullptr)
                 round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
@@ -566,15 +569,28 @@ void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst) {
 
 bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
                       MatView<float> c, float alpha, float beta, Out16 out) {
+  return gemm_bf16_packed_prefix(isa, packed_a, m, k, k, b, c, alpha, beta, out);
+}
+
+// Note [GEMM packed A prefix]
+// A packed A's strips are k-pair major (MR rows per k pair), so the first k
+// columns of each strip are its first k·MR values: only the strip stride
+// (packed_k rounded to the k unit) differs from an A packed with k columns.
+// An odd k < packed_k would pair column k - 1 with A's column k instead of
+// a zero, so k must then be even.
+bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
+                             MatView<const uint16_t> b, MatView<float> c, float alpha, float beta, Out16 out) {
   const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_packed");
-  if (b.rows != k || c.rows != m || c.cols != b.cols || k > kr.kc || c.cs != 1)
-    throw_runtime("gemm_bf16_packed", "shape mismatch, k above KC or a column-major C");
+  if (b.rows != k || c.rows != m || c.cols != b.cols || packed_k > kr.kc || c.cs != 1 || k > packed_k ||
+      (k < packed_k && k % kr.k_unit != 0))
+    throw_runtime("gemm_bf16_packed", "shape mismatch, k above KC or the packed k, an odd prefix or a column-major C");
   threads::apply_num_threads_to_this_thread();
   if (m <= 0 || b.cols <= 0) return false;
   Problem<float> p = with_out16(
       make_problem<uint16_t, float>("gemm_bf16_packed", {nullptr, m, k, k, 1}, b, c, alpha, beta), out, isa,
       &round_f32_to_bf16);
   p.a_packed = static_cast<const char*>(packed_a);
+  p.a_packed_kpad = round_up(packed_k, kr.k_unit);
   if (k <= 0 || alpha == 0.0f) {
     p.out16 = nullptr;
     scale_c(p);

@@ -67,5 +67,9 @@ std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k);
 void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst);
 bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
                       MatView<float> c, float alpha, float beta, Out16 out = {});
+// The same with the first k of the packed_k columns A was packed with (k
+// even where below packed_k; Note [GEMM packed A prefix] in gemm.cpp).
+bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
+                             MatView<const uint16_t> b, MatView<float> c, float alpha, float beta, Out16 out = {});
 
 }  // namespace bp::kernels::cpu

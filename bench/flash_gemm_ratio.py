@@ -1,0 +1,40 @@
+"""bf16 flash:cpu at B=1, H=4, L=S=4096, one thread: GFLOP/s and the ratio to our native bf16 GEMM's 1024^3 rate
+measured in the same process (issue 12's target: >= 0.8). Thread CPU time, best of 5 runs of >= 0.4 s; two rounds,
+each re-measuring the GEMM, since the machine is shared. Not a test.
+Run: PYTHONPATH=python .venv/bin/python bench/flash_gemm_ratio.py [64c 64 128c 128]  (D, c = causal)"""
+import sys, time
+import ml_dtypes, numpy as np
+import backplane as bp
+from backplane import backends
+from backplane.nn import functional as F
+bp.set_num_threads(1)
+rng = np.random.default_rng(0)
+def best(fn, reps=5, min_time=0.4):
+    fn(); b = 1e9
+    for _ in range(reps):
+        n, t0 = 0, time.thread_time()
+        while True:
+            fn(); n += 1
+            t = time.thread_time() - t0
+            if t >= min_time: break
+        b = min(b, t / n)
+    return b
+a = bp.asarray(rng.standard_normal((1024, 1024), dtype=np.float32).astype(ml_dtypes.bfloat16))
+b = bp.asarray(rng.standard_normal((1024, 1024), dtype=np.float32).astype(ml_dtypes.bfloat16))
+H, L = 4, 4096
+cases = [(64, True), (64, False), (128, True), (128, False)]
+if len(sys.argv) > 1: cases = [c for c in cases if f"{c[0]}{'c' if c[1] else ''}" in sys.argv[1:]]
+qs = {}
+for D in (64, 128):
+    qs[D] = [bp.asarray(rng.standard_normal((1, H, L, D), dtype=np.float32).astype(ml_dtypes.bfloat16)) for _ in range(3)]
+print(bp.__file__)
+for _ in range(2):
+    g = 2 * 1024**3 / best(lambda: bp.matmul(a, b)) / 1e9
+    out = [f"gemm {g:.0f}"]
+    for D, causal in cases:
+        q, k, v = qs[D]
+        with backends.implementations("sdpa", "flash:cpu"):
+            t = best(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+        fl = 4 * L * L * D * H / (2 if causal else 1) / t / 1e9
+        out.append(f"D={D}{' causal' if causal else ''} {fl:.0f} ({fl / g:.3f})")
+    print(" | ".join(out), flush=True)
