@@ -296,7 +296,7 @@ void run_group(const LanesBatch& bt, int64_t first) {
   int32_t* piv = bt.piv ? bt.piv + first * N : nullptr;
   int32_t* info = bt.info ? bt.info + first : nullptr;
   V m[N * N];
-  V pv[N];
+  V pv[N] = {};  // filled by getrf or read_pivots; potrf leaves it unread
   if (bt.a_rows) {  // row-major: element (i, j) at i * N + j; renaming the registers transposes
     V rows[N * N];
     load_group<V, T, W, N * N>(static_cast<const T*>(bt.a_rows) + first * N * N, N * N, rows);
