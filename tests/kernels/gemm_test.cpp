@@ -279,6 +279,19 @@ TEST(KernelsGemm, PackedTransposeEdges) {
             expect_ok(isa, dt, {m, 21, k, la}, seed++);
 }
 
+// A column-major B (x @ w.T) is packed the same way, NR columns a strip:
+// whole and ragged strips (NR = 48 for AVX-512 fp32), k around the 8 x 8
+// blocks and the tail, contiguous and padded columns, one and several strips.
+TEST(KernelsGemm, PackedTransposedBEdges) {
+  ThreadScope one(1);
+  uint32_t seed = 190;
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa))
+      for (Layout lb : {Layout::col, Layout::col_padded})
+        for (int64_t n : {7, 8, 9, 47, 48, 49, 96, 97, 143})
+          for (int64_t k : {7, 8, 9, 16, 17, 63, 385}) expect_ok(isa, dt, {11, n, k, Layout::row, lb}, seed++);
+}
+
 // Small m reads row-major B in place (Note [GEMM direct B] in gemm.cpp)
 // instead of packing it; larger m packs. Both sides of that threshold (at 32
 // A strips: 256 rows for fp32, 448 for the bf16 pairs), every ragged row count

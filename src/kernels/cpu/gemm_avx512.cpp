@@ -17,13 +17,19 @@ struct CvtF16ToF32Hw {
 };
 
 
-// Packs fp32 A into 8-row strips. A row-major A (ks == 1) is the common case
-// and needs a transpose: 8 x 8 blocks in registers instead of the scalar
-// gather of pack_lines (4.6% of a 2048^3 GEMM, several times more at 256).
-// Everything else (ragged strips, the k tail, other strides) goes to
+// Packs fp32 lines stored contiguously (ks == 1) into W-wide strips (W a
+// multiple of 8): the rows of a row-major A (W = MR), and the columns of a
+// transposed B (W = NR: `x @ w.T`, every linear layer). Both need a
+// transpose: 8 x 8 blocks in registers instead of the scalar gather of
+// pack_lines (A: 4.6% of a 2048^3 GEMM, several times more at 256; B:
+// linear 16 x 4096 x 4096 ran at 0.38x oneDNN, packing B line by line with
+// each value stored 192 bytes from the last). Eight lines at a time, all of
+// k, so the lines read stay within an L1 set's ways even when they are 8 KiB
+// apart. Everything else (ragged strips, the k tail, other strides) goes to
 // pack_lines.
-void pack_a_f32(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
-  constexpr int W = 8;
+template <int W>
+void pack_contiguous_lines_f32(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
+  static_assert(W % 8 == 0, "whole 8 x 8 blocks");
   const float* src = static_cast<const float*>(src_v);
   float* dst = static_cast<float*>(dst_v);
   if (ks != 1 || ls == 1) {
@@ -34,12 +40,13 @@ void pack_a_f32(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_
   for (int64_t l0 = 0; l0 < full; l0 += W) {
     const float* s = src + l0 * ls;
     float* d = dst + l0 * k;
-    for (int64_t p = 0; p < k8; p += 8) {
-      __m256 r[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ls + p);
-      transpose8x8(r);
-      for (int j = 0; j < 8; ++j) _mm256_storeu_ps(d + (p + j) * W, r[j]);
-    }
+    for (int g = 0; g < W; g += 8)
+      for (int64_t p = 0; p < k8; p += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + (g + i) * ls + p);
+        transpose8x8(r);
+        for (int j = 0; j < 8; ++j) _mm256_storeu_ps(d + (p + j) * W + g, r[j]);
+      }
     for (int64_t p = k8; p < k; ++p)
       for (int i = 0; i < W; ++i) d[p * W + i] = s[i * ls + p];
   }
@@ -72,9 +79,10 @@ constexpr int kMR = 8, kNR = 48;
 // fp32 sources also read row-major A in place (RowsA) where the driver
 // finds that cheaper than packing it (Note [GEMM direct A] in gemm.cpp).
 template <class Src, class Cvt, PackFn PackA = &pack_lines<kMR, Src, float, Cvt>,
-          DirectKernelFn<float> Direct = nullptr, MicroOut16Fn Out16 = nullptr, RowsAKernelFn<float> RowsA = nullptr>
+          DirectKernelFn<float> Direct = nullptr, MicroOut16Fn Out16 = nullptr, RowsAKernelFn<float> RowsA = nullptr,
+          PackFn PackB = &pack_lines<kNR, Src, float, Cvt>>
 constexpr GemmKernel<float> f32_kernel{kMR, kNR, 1, 4, 336, 384, 4096,
-                                       PackA, &pack_lines<kNR, Src, float, Cvt>,
+                                       PackA, PackB,
                                        &micro_tile<float, kMR, kNR / 16, FmaStep<float>>, &gemv_plain<Src, float, Cvt>,
                                        Direct, Out16, nullptr, RowsA};
 template <class Cvt, class Round>
@@ -95,8 +103,10 @@ constexpr GemmKernel<double> f64_kernel{kMR, kNR64, 1, 8, 168, 256, 2048,
 const GemmKernel<float>* gemm_kernel_f32_avx512(DType src) {
   switch (src) {
     case DType::f32:
-      return &f32_kernel<float, CvtSame, &pack_a_f32, &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>, nullptr,
-                         &rows_a_tile<float, kMR, kNR / 16, FmaStep<float>, FmaDirect<float>, void>>;
+      return &f32_kernel<float, CvtSame, &pack_contiguous_lines_f32<kMR>,
+                         &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>, nullptr,
+                         &rows_a_tile<float, kMR, kNR / 16, FmaStep<float>, FmaDirect<float>, void>,
+                         &pack_contiguous_lines_f32<kNR>>;
     case DType::bf16: return half_kernel<CvtBf16ToF32, RoundToBf16>;
     case DType::f16: return half_kernel<CvtF16ToF32Hw, RoundToF16>;
     default: return nullptr;  // f64 has its own kernel; the other types none
