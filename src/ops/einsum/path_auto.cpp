@@ -38,7 +38,7 @@
 // trees (16 and 16 before) leave 11 of 1440 above 1.2x dp's cost (32
 // before), in about the same time; their chains, 8 (and on 1280 never
 // tuned on 10 as before, the worst 1.44x dp's rather than 1.65x), for
-// 11-18% more median time. Step 3
+// 2-20% more median time. Step 3
 // re-plans opt_einsum's path too because the cheapest tree before
 // re-planning is not always the cheapest after: alone, the pooled tree lost
 // to opt_einsum's re-planned path on a few networks.

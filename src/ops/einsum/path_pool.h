@@ -41,11 +41,13 @@
 // same round instead: after the unions, it joins each union made (its plan
 // cost known from its parts) with the good sets, under the same bounds, up
 // to `chains` of them. 100 chains took the 1440 networks from 11 above
-// 1.2x dp to 8 and the worst never-tuned one from 1.65x to 1.33x, for
-// about 15% more median search time; without a bound on chains they reach
-// 0 of 1440 (and 1 of the 1280 never tuned on), but in up to 3 ms: the
-// pool's solve is linear in its splits (Note [Subset index]), and there
-// are many.
+// 1.2x dp to 8, and the worst of the 1280 never tuned on from 1.65x dp to
+// 1.44x (10 above 1.2x, as before), for 2-20% more median search time.
+// Without a bound on chains, 0 of the 720 networks of --first-seed 0 and
+// 1 of the 640 of 2000 stay above 1.2x, but a search takes up to 3 ms:
+// the pool's solve is linear in its splits (Note [Subset index]), and
+// there are many. Ordering the chains by their plans' cost, or only
+// joining single operands, did no better for the time.
 //
 // Note [Bounded solve]
 // A set whose cheapest plan costs at least the cheapest tree known is on
