@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <limits>
+#include <map>
 
 #include "ops/einsum/path_pool.h"
 #include "ops/einsum/paths.h"
@@ -24,7 +26,10 @@ double cost(const Network& net, const Path& p) { return evaluate(net, p).opt_cos
 double solved(const Network& net, SetPool& pool) {
   Tree t;
   double c = -1;
-  EXPECT_TRUE(pool.solve(t, c));
+  if (!pool.solve(t, c)) {
+    ADD_FAILURE() << "no tree";
+    return -1;
+  }
   EXPECT_EQ(t.nodes[t.root].set, Leaves(net).all());
   const Path p = tree_to_path(t, net.size());
   EXPECT_NEAR(cost(net, p), c, 1e-9 * c);
@@ -119,8 +124,10 @@ TEST(EinsumPool, CompletionsAreTheOptimaInsideAndOutside) {
 
 // add_unions() adds only unions of two disjoint pool sets that share a
 // label, each on a pool tree within `reach` of the cheapest, at most `most`
-// of them; the tree after is never costlier, and the same from the same pool.
+// of them, then at most `chains` unions of one of those with one more such
+// set; the tree after is never costlier, and the same from the same pool.
 TEST(EinsumPool, UnionsOfWellPlacedSetsNeverCostMore) {
+  std::size_t all_chains = 0;
   for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
     for (int n : {12, 20, 28}) {
       const Network net = random_network(kind, n, 1100 + n);
@@ -138,27 +145,140 @@ TEST(EinsumPool, UnionsOfWellPlacedSetsNeverCostMore) {
         const std::size_t size = pool.size();
         std::vector<double> through(size);
         for (std::size_t i = 0; i < size; ++i) through[i] = pool.cheapest_through(pool.set_at(i));
-        const std::size_t most = 40;
-        const std::size_t added = pool.add_unions(before, 1.3, most);
-        EXPECT_LE(added, most);
+        const std::size_t most = 40, chains = 15;
+        const std::size_t added = pool.add_unions(before, 1.3, most, chains);
+        EXPECT_LE(added, most + chains);
         EXPECT_EQ(pool.size(), size + added);
         if (n > 12) EXPECT_GT(added, 0u) << "n=" << n;
+        // Each new set: a well-placed pool set (from before) joined with a
+        // disjoint neighbour that is one too, or else (a chain) a new set
+        // joined with such a set.
+        std::size_t only_chains = 0;
         for (std::size_t k = size; k < pool.size(); ++k) {
           const uint64_t u = pool.set_at(k);
-          bool found = false;
-          for (std::size_t i = 0; i < size && !found; ++i) {
-            const uint64_t a = pool.set_at(i);
-            if ((a & ~u) || a == u || !(lv.neighbours(a) & (u ^ a)) || through[i] > 1.3 * before) continue;
-            for (std::size_t j = 0; j < size && !found; ++j)
-              found = pool.set_at(j) == (u ^ a) && through[j] <= 1.3 * before;
-          }
-          EXPECT_TRUE(found) << "n=" << n << " union " << u;
+          auto made_of = [&](std::size_t from, std::size_t to) {
+            for (std::size_t i = from; i < to; ++i) {
+              const uint64_t a = pool.set_at(i);
+              if ((a & ~u) || a == u || !(lv.neighbours(a) & (u ^ a))) continue;
+              if (i < size && through[i] > 1.3 * before) continue;
+              for (std::size_t j = 0; j < size; ++j)
+                if (pool.set_at(j) == (u ^ a) && through[j] <= 1.3 * before) return true;
+            }
+            return false;
+          };
+          if (made_of(0, size)) continue;
+          EXPECT_TRUE(made_of(size, k)) << "n=" << n << " union " << u;
+          ++only_chains;
         }
+        EXPECT_LE(only_chains, chains) << "n=" << n;
+        all_chains += only_chains;
         after[run] = solved(net, pool);
         EXPECT_LE(after[run], before * (1 + 1e-12)) << "n=" << n;
         if (run == 1) EXPECT_EQ(after[0], after[1]) << "n=" << n;
       }
     }
+  EXPECT_GT(all_chains, 0u);
+}
+
+// solve()'s plans and completions on pools of hundreds of sets (trees,
+// cut trees and two rounds of unions: many subset-index blocks, buckets
+// starting anywhere in them), against the same dynamic programming written
+// plainly: every pool set tried as a part of every other, pair_cost for
+// each join, Leaves::idx for each intermediate.
+TEST(EinsumPool, PlansAndCompletionsMatchThePlainDynamicProgramming) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  int big_pools = 0;
+  for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
+    for (int n : {7, 16, 23, 30}) {
+      const Network net = random_network(kind, n, 1500 + n);
+      const Leaves lv(net);
+      SetPool pool(lv);
+      Draws rng(11);
+      CutTrees cuts(lv);
+      pool.add_tree(*path_to_tree(net, greedy_path(net)));
+      for (int i = 0; i < 6; ++i) cuts.add_tree(pool, rng, 0.5);
+      Tree t;
+      double c = 0;
+      for (int round = 0; round < 3; ++round) {
+        ASSERT_TRUE(pool.solve(t, c, true));
+        if (round < 2) pool.add_unions(c, 2.0, 300, 100);
+      }
+      const std::size_t size = pool.size();
+      big_pools += size > 200;
+      // The plain dynamic programming: plans by size, then completions.
+      std::map<uint64_t, int> at;
+      std::vector<int> order(size);
+      for (std::size_t i = 0; i < size; ++i) at[pool.set_at(i)] = static_cast<int>(i), order[i] = static_cast<int>(i);
+      std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+        return std::popcount(pool.set_at(x)) < std::popcount(pool.set_at(y));
+      });
+      struct Split {
+        int s, a, b;
+        double cost;
+      };
+      std::vector<Split> splits;
+      std::vector<double> plan(size, kInf), completion(size, kInf);
+      for (int i : order) {
+        const uint64_t s = pool.set_at(i);
+        if (std::popcount(s) == 1) plan[i] = 0;
+        for (int a = 0; a < static_cast<int>(size); ++a) {
+          const uint64_t sa = pool.set_at(a);
+          if ((sa & ~s) || sa == s || !(sa & s & (~s + 1))) continue;  // a part holding s's lowest operand
+          const auto b = at.find(s ^ sa);
+          if (b == at.end()) continue;
+          const double j = pair_cost(lv, sa, lv.idx(sa), s ^ sa, lv.idx(s ^ sa), lv.idx(s)).cost;
+          splits.push_back({i, a, b->second, j});
+          plan[i] = std::min(plan[i], plan[a] + plan[b->second] + j);
+        }
+      }
+      const int root = at.at(lv.all());
+      EXPECT_NEAR(c, plan[root], 1e-9 * plan[root]) << "n=" << n;
+      completion[root] = 0;
+      for (auto it = splits.rbegin(); it != splits.rend(); ++it) {
+        if (completion[it->s] == kInf) continue;
+        completion[it->a] = std::min(completion[it->a], completion[it->s] + plan[it->b] + it->cost);
+        completion[it->b] = std::min(completion[it->b], completion[it->s] + plan[it->a] + it->cost);
+      }
+      int through = 0;
+      for (std::size_t i = 0; i < size; ++i) {
+        const double want = plan[i] + completion[i], got = pool.cheapest_through(pool.set_at(i));
+        if (want == kInf) {
+          EXPECT_EQ(got, kInf) << "n=" << n << " set=" << pool.set_at(i);
+        } else {
+          EXPECT_NEAR(got, want, 1e-9 * want) << "n=" << n << " set=" << pool.set_at(i);
+          ++through;
+        }
+      }
+      EXPECT_GT(through, n) << "n=" << n;
+      // Bounded (Note [Bounded solve]): the same below the bound, at least
+      // the bound (or none) above it; and no tree when none is under it.
+      // On this pool, solve() reuses its last solve (Note [Incremental
+      // solve]); on one with the same sets and no solve yet, it cannot.
+      SetPool same(lv);
+      for (std::size_t i = n; i < size; ++i) same.add(pool.set_at(i), pool.set_at(i) & (~pool.set_at(i) + 1));
+      ASSERT_EQ(same.size(), size);
+      {
+        double none = 0;
+        EXPECT_FALSE(same.solve(t, none, false, c * (1 - 1e-9))) << "n=" << n;  // its first solve
+      }
+      const double bound = 1.2 * c;
+      for (SetPool* p : {&pool, &same}) {
+        double bounded = 0;
+        ASSERT_TRUE(p->solve(t, bounded, true, bound));
+        EXPECT_NEAR(bounded, c, 1e-9 * c);
+        for (std::size_t i = 0; i < size; ++i) {
+          const double want = plan[i] + completion[i], got = p->cheapest_through(pool.set_at(i));
+          if (want < bound * (1 - 1e-9))
+            EXPECT_NEAR(got, want, 1e-9 * want) << "n=" << n << " set=" << pool.set_at(i);
+          else
+            EXPECT_GE(got, bound * (1 - 1e-9)) << "n=" << n << " set=" << pool.set_at(i);
+        }
+        EXPECT_FALSE(p->solve(t, bounded, false, c * (1 - 1e-9))) << "n=" << n;
+        ASSERT_TRUE(p->solve(t, bounded, false, c * (1 + 1e-9)));
+        EXPECT_NEAR(bounded, c, 1e-9 * c);
+      }
+    }
+  EXPECT_GE(big_pools, 4);
 }
 
 TEST(EinsumPool, CutTreesMakeATreeAndTheSameOnesFromTheSameSeed) {

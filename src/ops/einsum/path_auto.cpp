@@ -16,9 +16,9 @@
 //      kAlsoReplan times the cheapest sampled path, re-planned exactly in
 //      windows cut at the costliest joins (up to kWindow pieces), both
 //      into the pool, and the pool's cheapest tree again;
-//   4. up to kUnions unions of pool sets on the pool's cheapest trees
-//      (Note [Pool unions] in path_pool.h), and the pool's cheapest tree
-//      again;
+//   4. up to kUnions unions of pool sets on the pool's cheapest trees,
+//      and up to kChains of those joined with one more such set (Note
+//      [Pool unions] in path_pool.h), and the pool's cheapest tree again;
 //   5. two more rounds of re-planning in windows cut at the joins over the
 //      most operands and at the largest intermediates (up to kOtherWindow
 //      pieces: Note [Three openings]).
@@ -36,7 +36,9 @@
 // time: the pool gains with every tree, but less with each. The unions of
 // step 4 gain more for the time: with them, 12 sampled paths and 4 cut
 // trees (16 and 16 before) leave 11 of 1440 above 1.2x dp's cost (32
-// before), in about the same time. Step 3
+// before), in about the same time; their chains, 8 (and on 1280 never
+// tuned on 10 as before, the worst 1.44x dp's rather than 1.65x), for
+// 2-20% more median time. Step 3
 // re-plans opt_einsum's path too because the cheapest tree before
 // re-planning is not always the cheapest after: alone, the pooled tree lost
 // to opt_einsum's re-planned path on a few networks.
@@ -87,6 +89,7 @@ constexpr double kAlsoReplan = 1.5;  // opt_einsum's path costing less than this
 constexpr double kLeast = 0.1;      // regions costing less of the tree are not re-planned (Note [Capped windows])
 constexpr double kUnionReach = 1.5;  // unions of sets on pool trees within this of the cheapest (Note [Pool unions])
 constexpr std::size_t kUnions = 250; // at most this many
+constexpr std::size_t kChains = 100; // and this many of those joined with one more set
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -611,7 +614,7 @@ Found auto_path(const Network& net) {
   for (int i = 0; i < kCutTrees; ++i) cuts.add_tree(pool, rng, rng.uniform(0, kMaxImbalance));
   Tree pooled;
   double pooled_cost = 0;
-  if (pool.solve(pooled, pooled_cost) && pooled_cost < cost * (1 - 1e-12)) {
+  if (pool.solve(pooled, pooled_cost, false, cost) && pooled_cost < cost * (1 - 1e-12)) {
     tree = std::move(pooled);
     how = "pooled trees";
   }
@@ -628,13 +631,15 @@ Found auto_path(const Network& net) {
   // The pool's cheapest tree, then the unions of sets on its cheapest trees
   // and the cheapest tree again (Note [Pool unions] in path_pool.h).
   double tree_cost = cost_of(net, tree_to_path(tree, n));
-  if (pool.solve(pooled, pooled_cost, true)) {
+  // Sets on no tree within kUnionReach of it take no part (Note [Bounded
+  // solve] in path_pool.h); the last solve looks for a cheaper tree only.
+  if (pool.solve(pooled, pooled_cost, true, kUnionReach * tree_cost)) {
     if (pooled_cost < tree_cost * (1 - 1e-12)) {
       tree = pooled;
       tree_cost = pooled_cost;
       how = "pooled trees";
     }
-    if (pool.add_unions(tree_cost, kUnionReach, kUnions) > 0 && pool.solve(pooled, pooled_cost) &&
+    if (pool.add_unions(tree_cost, kUnionReach, kUnions, kChains) > 0 && pool.solve(pooled, pooled_cost, false, tree_cost) &&
         pooled_cost < tree_cost * (1 - 1e-12)) {
       tree = std::move(pooled);
       how = "pooled unions";

@@ -19,6 +19,76 @@ constexpr int kRefineMin = 8;
 // A refining pass stops after this many moves in a row that found no smaller cut.
 constexpr int kPatience = 4;
 
+// Note [Subset index]: over a list of operand sets, per 64 entries and
+// per operand, the entries lacking that operand.
+class LackIndex {
+ public:
+  template <class SetOf>
+  LackIndex(std::size_t count, int n, SetOf set_of)
+      : n_(static_cast<std::size_t>(n)), lacks_((count + 63) / 64 * n_, ~uint64_t{0}) {
+    for (std::size_t p = 0; p < count; ++p)
+      for (uint64_t r = set_of(p); r; r &= r - 1)
+        lacks_[(p >> 6) * n_ + static_cast<std::size_t>(std::countr_zero(r))] &= ~(uint64_t{1} << (p & 63));
+  }
+  // Calls visit(p) for each p in [begin, end), in order, whose set holds
+  // no operand of `avoid`.
+  template <class Visit>
+  void for_each(std::size_t begin, std::size_t end, uint64_t avoid, Visit visit) const {
+    if (end <= begin) return;
+    const std::size_t last = (end - 1) >> 6;
+    for (std::size_t w = begin >> 6; w <= last; ++w) {
+      uint64_t m = ~uint64_t{0};
+      if (w == begin >> 6) m &= ~uint64_t{0} << (begin & 63);
+      if (w == last) m &= ~uint64_t{0} >> (63 - ((end - 1) & 63));
+      const uint64_t* lack = &lacks_[w * n_];
+      for (uint64_t r = avoid; r && m; r &= r - 1) m &= lack[std::countr_zero(r)];
+      for (; m; m &= m - 1) visit(w * 64 + static_cast<std::size_t>(std::countr_zero(m)));
+    }
+  }
+
+  // Whether any p in [begin, end) has a set holding no operand of `avoid`.
+  bool any(std::size_t begin, std::size_t end, uint64_t avoid) const {
+    bool found = false;
+    for (std::size_t w = begin >> 6; !found && end > begin && w <= (end - 1) >> 6; ++w) {
+      uint64_t m = ~uint64_t{0};
+      if (w == begin >> 6) m &= ~uint64_t{0} << (begin & 63);
+      if (w == (end - 1) >> 6) m &= ~uint64_t{0} >> (63 - ((end - 1) & 63));
+      const uint64_t* lack = &lacks_[w * n_];
+      for (uint64_t r = avoid; r && m; r &= r - 1) m &= lack[std::countr_zero(r)];
+      found = m != 0;
+    }
+    return found;
+  }
+
+ private:
+  std::size_t n_;
+  std::vector<uint64_t> lacks_;
+};
+
+// A one-hash Bloom filter of the pool's sets, 16 bits a set: most sets
+// solve() looks up are not in the pool, and this answers those from L1
+// where the hash table would probe.
+class Filter {
+ public:
+  explicit Filter(std::size_t count) {
+    while ((std::size_t{1} << shift_) < 16 * count) ++shift_;
+    bits_.assign(((std::size_t{1} << shift_) + 63) / 64, 0);
+  }
+  void put(uint64_t set) {
+    const std::size_t h = hash(set);
+    bits_[h >> 6] |= uint64_t{1} << (h & 63);
+  }
+  bool may_have(uint64_t set) const {
+    const std::size_t h = hash(set);
+    return (bits_[h >> 6] >> (h & 63)) & 1;
+  }
+
+ private:
+  std::size_t hash(uint64_t set) const { return static_cast<std::size_t>((set * 0xD6E8FEB86659FD93ull) >> (64 - shift_)); }
+  int shift_ = 6;
+  std::vector<uint64_t> bits_;
+};
+
 }  // namespace
 
 double Draws::gumbel() {
@@ -58,7 +128,7 @@ void SetPool::add_tree(const Tree& t) {
   for (std::size_t v = 0; v < t.nodes.size(); ++v) visit(static_cast<int>(v));
 }
 
-bool SetPool::solve(Tree& out, double& cost, bool outside) {
+bool SetPool::solve(Tree& out, double& cost, bool outside, double bound) {
   const int n = lv_.net().size();
   const std::size_t count = sets_.size();
   // The pool by size (a counting sort), then by lowest operand: the part of
@@ -78,16 +148,38 @@ bool SetPool::solve(Tree& out, double& cost, bool outside) {
   for (int k = 1; k <= n; ++k) low_start[k] += low_start[k - 1];
   std::vector<int> fill(low_start.begin(), low_start.end() - 1);
   for (int i : order) by_low[fill[std::countr_zero(sets_[i])]++] = {sets_[i], ones[i], i};
-  // Kept for add_unions() with `outside`; else a scratch table.
-  std::vector<double> scratch;
-  std::vector<double>& best = outside ? best_ : scratch;
-  best.assign(count, kInf);
-  std::vector<int> split(count, -1);
-  std::vector<uint8_t> reduce(count, 0);
-  if (outside) {
-    splits_.clear();
-    out_.clear();  // no completions until this solve finds a tree
+  // Note [Subset index].
+  const LackIndex subsets(count, n, [&](std::size_t p) { return by_low[p].set; });
+  Filter filter(count);
+  for (uint64_t set : sets_) filter.put(set);
+  // Note [Incremental solve]: a set none of whose subsets came since the
+  // last solve keeps that solve's plan (and, with `outside`, its splits).
+  const bool again = solved_ > 0 && bound <= solved_bound_ && (!outside || solved_outside_);
+  std::vector<uint8_t> fresh(count, 1);
+  if (again) {
+    const std::size_t added = count - solved_;
+    const LackIndex news(added, n, [&](std::size_t p) { return sets_[solved_ + p]; });
+    for (std::size_t i = 0; i < solved_; ++i) fresh[i] = news.any(0, added, lv_.all() & ~sets_[i]);
   }
+  std::vector<double>& best = best_;
+  if (again) {
+    best.resize(count, kInf);
+    for (std::size_t i = 0; i < count; ++i)
+      if (fresh[i] || best[i] >= bound) best[i] = fresh[i] ? bound : kInf;
+  } else {
+    best.assign(count, bound);  // Note [Bounded solve]: plans costing at least `bound` are none
+  }
+  split_.resize(count, -1);
+  reduce_.resize(count, 0);
+  // The splits of the sets kept, then those found now: both by set size.
+  std::vector<Split> kept;
+  if (outside) {
+    if (again)
+      for (const Split& sp : splits_)
+        if (!fresh[sp.set]) kept.push_back(sp);
+    splits_.clear();
+  }
+  out_.clear();  // no completions until an outside solve finds a tree
   const Network& net = lv_.net();
   // A lone operand that may sum labels of its own first (pair_cost weighs that).
   auto reducible = [&](int i) { return ones[i] == 1 && !(net.inputs[std::countr_zero(sets_[i])] == idx_[i]); };
@@ -102,33 +194,54 @@ bool SetPool::solve(Tree& out, double& cost, bool outside) {
     return j;
   };
   for (int i : order) {
+    if (!fresh[i]) continue;
     const uint64_t s = sets_[i];
     if (ones[i] == 1) {
       best[i] = 0;
       continue;
     }
+    split_[i] = -1;
     const int low = std::countr_zero(s);
-    for (int k = low_start[low]; k < low_start[low + 1]; ++k) {
-      const Candidate& c = by_low[k];
-      if (c.ones >= ones[i]) break;
+    // The candidates: by_low[begin, end), then only those that are subsets
+    // of s, found a block of 64 at a time (Note [Subset index]).
+    const int begin = low_start[low];
+    const int end = static_cast<int>(
+        std::partition_point(by_low.begin() + begin, by_low.begin() + low_start[low + 1],
+                             [&](const Candidate& c) { return c.ones < ones[i]; }) -
+        by_low.begin());
+    subsets.for_each(static_cast<std::size_t>(begin), static_cast<std::size_t>(end), lv_.all() & ~s, [&](std::size_t p) {
+      const Candidate& c = by_low[p];
       const int a = c.at;
-      if ((c.set & ~s) || (!outside && best[a] >= best[i])) continue;  // a join costs at least nothing
+      if (best[a] >= (outside ? bound : best[i])) return;  // a join costs at least nothing
+      if (!filter.may_have(s ^ c.set)) return;
       const int b = find(s ^ c.set);
-      if (b < 0) continue;
+      if (b < 0) return;
       const double both = best[a] + best[b];
-      if (!outside && both >= best[i]) continue;
+      if (both >= (outside ? bound : best[i])) return;
       const Join j = join_cost(i, a, b);
       if (outside) splits_.push_back({i, a, b, j.cost});
       if (both + j.cost < best[i]) {
         best[i] = both + j.cost;
-        split[i] = a;
-        reduce[i] = static_cast<uint8_t>(j.reduce_a | (j.reduce_b << 1));
+        split_[i] = a;
+        reduce_[i] = static_cast<uint8_t>(j.reduce_a | (j.reduce_b << 1));
       }
-    }
+    });
   }
+  for (int i : order)
+    if (best[i] >= bound) best[i] = kInf;
+  solved_ = count;
+  solved_bound_ = bound;
+  solved_outside_ = outside;
   const int root = find(lv_.all());
   if (root < 0 || best[root] == kInf) return false;
   if (outside) {
+    if (!kept.empty()) {
+      std::vector<Split> found;
+      found.swap(splits_);
+      splits_.resize(kept.size() + found.size());
+      std::merge(kept.begin(), kept.end(), found.begin(), found.end(), splits_.begin(),
+                 [&](const Split& x, const Split& y) { return ones[x.set] < ones[y.set]; });
+    }
     // Note [Pool unions]: the cheapest completion of each set into a tree
     // of the whole network, parents before their parts.
     out_.assign(count, kInf);
@@ -146,8 +259,8 @@ bool SetPool::solve(Tree& out, double& cost, bool outside) {
     if (ones[i] == 1) {
       out.nodes.push_back({s, -1, -1, false, false});
     } else {
-      const int l = make(split[i]), r = make(find(s ^ sets_[split[i]]));
-      out.nodes.push_back({s, l, r, (reduce[i] & 1) != 0, (reduce[i] & 2) != 0});
+      const int l = make(split_[i]), r = make(find(s ^ sets_[split_[i]]));
+      out.nodes.push_back({s, l, r, (reduce_[i] & 1) != 0, (reduce_[i] & 2) != 0});
     }
     return static_cast<int>(out.nodes.size()) - 1;
   };
@@ -156,7 +269,7 @@ bool SetPool::solve(Tree& out, double& cost, bool outside) {
   return true;
 }
 
-std::size_t SetPool::add_unions(double cap, double reach, std::size_t most) {
+std::size_t SetPool::add_unions(double cap, double reach, std::size_t most, std::size_t chains) {
   const std::size_t count = sets_.size();
   // The sets on pool trees within `reach` of the cheapest, best placed first.
   struct Scored {
@@ -171,27 +284,52 @@ std::size_t SetPool::add_unions(double cap, double reach, std::size_t most) {
     if (score <= reach * cap) good.push_back({score, static_cast<int>(i)});
   }
   std::stable_sort(good.begin(), good.end(), [](const Scored& x, const Scored& y) { return x.score < y.score; });
-  // Pairs in order of the later one's score: the first `most` unions are those of the best-placed sets.
   const Network& net = lv_.net();
-  std::size_t added = 0;
-  for (std::size_t y = 1; y < good.size() && added < most; ++y) {
+  // Adds a | b (a with plan cost plan_a) unless its plans, join or
+  // intermediate come to cap; the union's plan cost, or inf.
+  auto unite = [&](int i, double plan_a, int j) {
+    const uint64_t a = sets_[i], b = sets_[j];
+    const double both = plan_a + best_[j];
+    // The join costs at least the size of both sides' labels (Note [Einsum
+    // cost model]): bounds that need no labels of the union.
+    if (both + std::max(size_[i], size_[j]) >= cap) return kInf;
+    if (both + size_[i] * size_[j] / net.size_of(idx_[i] & idx_[j]) >= cap || find(a | b) >= 0) return kInf;
+    const LabelSet idx = lv_.keep(a | b, idx_[i] | idx_[j]);
+    const double size = (a | b) == lv_.all() ? 0 : net.size_of(idx);
+    if (both + size >= cap) return kInf;
+    const Join jn = pair_cost(lv_, a, idx_[i], b, idx_[j], idx);
+    if (both + size + jn.cost >= cap) return kInf;
+    add(a | b, a);
+    return both + jn.cost;
+  };
+  // Pairs in order of the later one's score: the first `most` unions are
+  // those of the best-placed sets. Note [Subset index]: only the earlier
+  // sets disjoint from each are looked at.
+  const LackIndex disjoint(good.size(), net.size(), [&](std::size_t p) { return sets_[good[p].at]; });
+  std::vector<Scored> made;  // the unions added, with their plan cost
+  for (std::size_t y = 1; y < good.size() && made.size() < most; ++y) {
     const int j = good[y].at;
-    const uint64_t b = sets_[j], near = lv_.neighbours(b);
-    for (std::size_t x = 0; x < y && added < most; ++x) {
+    const uint64_t near = lv_.neighbours(sets_[j]);
+    disjoint.for_each(0, y, sets_[j], [&](std::size_t x) {
       const int i = good[x].at;
-      const uint64_t a = sets_[i];
-      if ((a & b) || !(near & a)) continue;
-      if (best_[i] + best_[j] >= cap || find(a | b) >= 0) continue;
-      const LabelSet idx = lv_.keep(a | b, idx_[i] | idx_[j]);
-      const double size = (a | b) == lv_.all() ? 0 : net.size_of(idx);
-      if (best_[i] + best_[j] + size >= cap) continue;
-      const Join jn = pair_cost(lv_, a, idx_[i], b, idx_[j], idx);
-      if (best_[i] + best_[j] + size + jn.cost >= cap) continue;
-      add(a | b, a);
-      ++added;
-    }
+      if (made.size() >= most || !(near & sets_[i])) return;
+      const double plan = unite(i, best_[i], j);
+      if (plan < kInf) made.push_back({plan, static_cast<int>(sets_.size()) - 1});
+    });
   }
-  return added;
+  // Then chains (Note [Pool unions]): each union joined with good sets,
+  // in the order made, up to `chains` of them.
+  std::size_t chained = 0;
+  for (std::size_t u = 0; u < made.size() && chained < chains; ++u) {
+    const int k = made[u].at;
+    const uint64_t near = lv_.neighbours(sets_[k]);
+    disjoint.for_each(0, good.size(), sets_[k], [&](std::size_t x) {
+      const int j = good[x].at;
+      if (chained >= chains || !(near & sets_[j])) return;
+      if (unite(k, made[u].score, j) < kInf) ++chained;
+    });
+  }
+  return made.size() + chained;
 }
 
 double SetPool::cheapest_through(uint64_t set) const {

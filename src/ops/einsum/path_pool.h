@@ -35,8 +35,54 @@
 // chains above are. One round of 250 unions, in place of 4 of the sampled
 // greedy paths and 12 of the cut trees, took the seeded networks above
 // 1.2x dp's cost from 32 of 1440 to 11 in about the same time; repeated
-// rounds without a bound reach 1 of 1440, in several milliseconds (the
-// pool grows to thousands of sets and solve() is quadratic in it).
+// rounds without a bound reach 1 of 1440, in several milliseconds. A
+// second round, even a bounded one, costs a solve with completions more
+// (+40% of the median search). So add_unions() makes the chains in the
+// same round instead: after the unions, it joins each union made (its plan
+// cost known from its parts) with the good sets, under the same bounds, up
+// to `chains` of them. 100 chains took the 1440 networks from 11 above
+// 1.2x dp to 8, and the worst of the 1280 never tuned on from 1.65x dp to
+// 1.44x (10 above 1.2x, as before), for 2-20% more median search time.
+// Without a bound on chains, 0 of the 720 networks of --first-seed 0 and
+// 1 of the 640 of 2000 stay above 1.2x, but a search takes up to 3 ms:
+// the pool's solve is linear in its splits (Note [Subset index]), and
+// there are many. Ordering the chains by their plans' cost, or only
+// joining single operands, did no better for the time.
+//
+// Note [Bounded solve]
+// A set whose cheapest plan costs at least the cheapest tree known is on
+// no cheaper tree, nor on any within `reach` of it when its plan costs
+// that much. So solve() takes a bound: plans costing at least that are
+// none (inf), so no split is tried with such a part, and the splits of
+// such sets are not kept for the completions.
+//
+// Note [Incremental solve]
+// After add_unions(), most of the pool's sets are as they were: a set
+// none of whose subsets is new has the same splits, so the same plan.
+// solve() keeps those plans (and, for completions, those splits) from the
+// last solve when its bound is no higher and, for completions, the last
+// solve kept splits too, and finds afresh the plans of the new sets and of
+// the sets holding one (found with the subset index of the new sets).
+// Many sets hold a union, so this saves less than it might: about a
+// quarter of the plans over auto's solves, on the seeded networks.
+//
+// Note [Subset index]
+// solve() tries, for each set, the pool sets that could be its part
+// holding its lowest operand: those with the same lowest operand and fewer
+// operands, a bucket of the pool sorted by lowest operand then size. Most
+// are no subset of the set, and with unions the pool grows to thousands of
+// sets, so testing each was most of the search. So solve() indexes the
+// buckets, 64 entries at a time: per block and operand, a bit mask of the
+// entries lacking that operand. A set's subsets in a block are the AND of
+// the masks of the operands it lacks, stopping as soon as none are left
+// (after a few operands, nearly always), a few instructions per 64 entries
+// where the test was a few per entry. The subsets come in the same order
+// as before, so the same tree comes out. The parts that are subsets are
+// still many more than the splits, whose other part must be in the pool
+// too: a one-hash Bloom filter of the pool's sets (16 bits a set, in L1)
+// answers most of those look-ups before the hash table. add_unions()
+// finds the disjoint pairs with the same index. The search is then
+// linear in the pool's splits, not quadratic in its size.
 //
 // Note [Cut trees]
 // Greedy builds bottom up, so its early joins decide which large
@@ -53,6 +99,7 @@
 // tree anyway. The random start and balance make each tree different.
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ops/einsum/tree.h"
@@ -89,16 +136,19 @@ class SetPool {
   // Adds the sets of t's joins (a partial tree too).
   void add_tree(const Tree& t);
   // The cheapest tree of the whole network made of pool sets, and its
-  // cost; false when the pool holds no tree of it.
-  // With `outside`, also each set's cheapest completion (Note [Pool unions]),
-  // which add_unions() reads.
-  bool solve(Tree& out, double& cost, bool outside = false);
+  // cost; false when the pool holds no tree of it costing under `bound`
+  // (Note [Bounded solve]). With `outside`, also each set's cheapest
+  // completion (Note [Pool unions]), which add_unions() reads; a set on no
+  // tree costing under `bound` gets none. Reuses what the last solve found
+  // where it can (Note [Incremental solve]).
+  bool solve(Tree& out, double& cost, bool outside = false, double bound = std::numeric_limits<double>::infinity());
   // Adds up to `most` unions of two disjoint pool sets that share a label,
   // both on pool trees costing at most reach * cap, whose plans and
-  // intermediate come under cap, the sets on the cheapest trees first
+  // intermediate come under cap, the sets on the cheapest trees first,
+  // then up to `chains` unions of one of those with one more such set
   // (Note [Pool unions]); how many it added. Reads the last
   // solve(..., true): sets added since then take no part.
-  std::size_t add_unions(double cap, double reach, std::size_t most);
+  std::size_t add_unions(double cap, double reach, std::size_t most, std::size_t chains = 0);
   // The cheapest pool tree holding `set`, by the last solve(..., true):
   // its plan plus its completion (Note [Pool unions]); inf when none.
   double cheapest_through(uint64_t set) const;
@@ -127,6 +177,14 @@ class SetPool {
   };
   std::vector<double> best_, out_;
   std::vector<Split> splits_;
+  // Per set: the part of its cheapest plan holding its lowest operand, and
+  // which lone operands reduce first. And what the last solve saw (Note
+  // [Incremental solve]).
+  std::vector<int> split_;
+  std::vector<uint8_t> reduce_;
+  std::size_t solved_ = 0;
+  double solved_bound_ = 0;
+  bool solved_outside_ = false;
 };
 
 // The cut trees of Note [Cut trees].
