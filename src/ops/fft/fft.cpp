@@ -177,22 +177,24 @@ ArgValue result_of(const Params& q) {
 // The rest of a call, once the entry has filled p's entry, kind, direction,
 // conj flags, dims and n: the input as the kind reads it (padded or
 // trimmed), the output, the norm's scale and the dispatch problem.
-Call finish(std::shared_ptr<Params> p, Tensor input, Norm norm, bool norm_forward) {
+Call finish(std::shared_ptr<Params> p, const Tensor& input, Norm norm, bool norm_forward) {
   const Kind kind = p->kind;
   p->device = input.device();
   // The input as the kind reads it: complex for c2c and c2r, real for r2c
   // (to() returns the tensor itself when the dtype is already right).
-  // The input moves into Params once; a conversion or a resize (rare in a
-  // loop of calls) replaces it there.
+  // The input is copied into Params once (the caller's tensor stays in
+  // Args); a conversion or a resize (rare in a loop of calls) replaces it.
   if (kind == Kind::r2c) {
     if (is_complex(input.dtype()))  // PyTorch's TypeError and text
       throw_bad_type(p->entry, torch_dtype_name(input.dtype()), "a real input tensor");
     const DType real = real_dtype_of(input.dtype());
-    p->in = real == input.dtype() ? std::move(input) : input.to(real);
+    if (real == input.dtype()) p->in = input;
+    else p->in = input.to(real);
     p->dtype = complex_dtype_of(p->in.dtype());
   } else {
     p->dtype = complex_dtype_of(input.dtype());
-    p->in = p->dtype == input.dtype() ? std::move(input) : input.to(p->dtype);
+    if (p->dtype == input.dtype()) p->in = input;
+    else p->in = input.to(p->dtype);
   }
   // Pad or trim to the signal sizes (the halved dim of a c2r input to n/2 + 1).
   if (kind == Kind::c2r && !p->n.empty()) {
