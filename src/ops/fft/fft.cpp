@@ -154,7 +154,7 @@ int64_t network_key(const Params& p) {
 // touches: FFTW's execute evicts L1 between calls, so every line of code and
 // data the front end, dispatch and allocator touch is fetched again. Fewer
 // of them is the lever (measured with callgrind: 370 -> 338 code lines, 5.7k
-// -> 3.1k instructions per call outside FFTW): shapes held inline in the
+// -> 2.9k instructions per call outside FFTW): shapes held inline in the
 // tensor (Note [Shapes without the heap]), arguments read by position
 // (Args::at), the entry's name as a static pointer, no string built for an
 // error that is not raised, the Call built in place, intra-library calls
