@@ -44,6 +44,9 @@ void winograd_f4x3_f32_avx512(const ConvShape& s, const float* x, const float* w
 void winograd_transform_weight_f32_generic(const ConvShape& s, const float* w, float* u);
 void winograd_transform_weight_f32_avx2(const ConvShape& s, const float* w, float* u);
 void winograd_transform_weight_f32_avx512(const ConvShape& s, const float* w, float* u);
+int64_t winograd_weight_floats_generic(const ConvShape& s);
+int64_t winograd_weight_floats_avx2(const ConvShape& s);
+int64_t winograd_weight_floats_avx512(const ConvShape& s);
 }  // namespace detail
 
 }  // namespace bp::kernels::cpu

@@ -4,4 +4,4 @@
 #include "kernels/cpu/conv_vec.h"
 #include "kernels/cpu/conv_winograd_impl.h"
 
-BP_WINOGRAD_VARIANT(avx2, Ymm, avx2, 8)
+BP_WINOGRAD_VARIANT(avx2, Ymm, avx2)

@@ -4,4 +4,4 @@
 #include "kernels/cpu/conv_vec.h"
 #include "kernels/cpu/conv_winograd_impl.h"
 
-BP_WINOGRAD_VARIANT(avx512, Zmm, avx512, 16)
+BP_WINOGRAD_VARIANT(avx512, Zmm, avx512)

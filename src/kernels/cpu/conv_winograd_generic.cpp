@@ -5,7 +5,7 @@
 #include "kernels/cpu/conv_vec.h"
 #include "kernels/cpu/conv_winograd_impl.h"
 
-BP_WINOGRAD_VARIANT(generic, Quad, generic, 4)
+BP_WINOGRAD_VARIANT(generic, Quad, generic)
 
 namespace bp::kernels::cpu {
 namespace {
@@ -26,10 +26,13 @@ void winograd_f4x3_f32(ConvIsa isa, const ConvShape& s, const float* x, const fl
 }
 
 int64_t winograd_weight_floats(ConvIsa isa, const ConvShape& s) {
-  // The lanes of each variant's vectors (Zmm, Ymm, Quad in conv_vec.h, which
-  // exist only in their own ISA's files).
-  const int64_t lanes = isa == ConvIsa::avx512 ? 16 : isa == ConvIsa::avx2 ? 8 : 4;
-  return 36 * ((s.c + lanes - 1) / lanes * lanes) * ((s.k + lanes - 1) / lanes * lanes);
+  require_supported(isa, "winograd_weight_floats");
+  switch (isa) {
+    case ConvIsa::generic: return detail::winograd_weight_floats_generic(s);
+    case ConvIsa::avx2: return detail::winograd_weight_floats_avx2(s);
+    case ConvIsa::avx512: return detail::winograd_weight_floats_avx512(s);
+  }
+  return 0;
 }
 
 void winograd_transform_weight_f32(ConvIsa isa, const ConvShape& s, const float* w, float* u) {

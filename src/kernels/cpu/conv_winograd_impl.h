@@ -238,12 +238,23 @@ struct Winograd {
 inline constexpr int64_t kWholeWeightBytes = int64_t{4} << 20;
 inline constexpr int64_t kBlockWeightBytes = int64_t{8} << 20;
 
-// The whole U ([36][Cp][Kp]) of w, for a caller that keeps it across calls
+// Channels padded to whole vectors of Ops (Cp, Kp).
+template <class Ops>
+int64_t padded_channels(int64_t channels) {
+  return (channels + Ops::L - 1) / Ops::L * Ops::L;
+}
+
+// The floats of the whole U, [36][Cp][Kp] (winograd_weight_floats).
+template <class Ops>
+int64_t winograd_weight_size(const ConvShape& s) {
+  return 36 * padded_channels<Ops>(s.c) * padded_channels<Ops>(s.k);
+}
+
+// The whole U of w, for a caller that keeps it across calls
 // (winograd_transform_weight_f32).
 template <class Ops>
 void winograd_transform_weight(const ConvShape& s, const float* w, float* u) {
-  constexpr int L = Ops::L;
-  const int64_t cp = (s.c + L - 1) / L * L, kp = (s.k + L - 1) / L * L;
+  const int64_t cp = padded_channels<Ops>(s.c), kp = padded_channels<Ops>(s.k);
   float* wt = scratch(ScratchSlot::winograd_weights, static_cast<std::size_t>(9 * s.c * winograd_tap_stride(kp)));
   winograd_weight_taps(s, w, kp, wt);
   winograd_weights<Ops>(s, wt, cp, kp, 0, kp, u);
@@ -253,7 +264,7 @@ template <class Ops>
 void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const float* w, const float* bias,
                    float* out, const float* u_ready) {
   constexpr int L = Ops::L;
-  const int64_t cp = (s.c + L - 1) / L * L, kp = (s.k + L - 1) / L * L;
+  const int64_t cp = padded_channels<Ops>(s.c), kp = padded_channels<Ops>(s.k);
   const int64_t th = (s.out[1] + 3) / 4, tw = (s.out[2] + 3) / 4, tiles = s.n * th * tw;
   // A block of tiles: V and M of a block take at most ~8 MiB (L3), and at
   // least 32 tiles, so the GEMMs have rows enough for their register tiles.
@@ -320,17 +331,16 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
 
 }  // namespace bp::kernels::cpu::detail
 
-// A variant's two entry points (conv_winograd.h), for the ISA file that
-// includes this header with its vector type OPS, GEMM kernels GEMM_ISA and
-// LANES lanes (which winograd_weight_floats counts on).
-#define BP_WINOGRAD_VARIANT(NAME, OPS, GEMM_ISA, LANES)                                                          \
-  namespace bp::kernels::cpu::detail {                                                                          \
-  static_assert(OPS::L == LANES, "winograd_weight_floats (conv_winograd_generic.cpp) counts " #LANES " lanes"); \
-  void winograd_f4x3_f32_##NAME(const ConvShape& s, const float* x, const float* w, const float* bias,          \
-                                float* out, const float* u_ready) {                                             \
-    winograd_f4x3<OPS>(GemmIsa::GEMM_ISA, s, x, w, bias, out, u_ready);                                         \
-  }                                                                                                             \
-  void winograd_transform_weight_f32_##NAME(const ConvShape& s, const float* w, float* u) {                     \
-    winograd_transform_weight<OPS>(s, w, u);                                                                    \
-  }                                                                                                             \
+// A variant's entry points (conv_winograd.h), for the ISA file that
+// includes this header with its vector type OPS and GEMM kernels GEMM_ISA.
+#define BP_WINOGRAD_VARIANT(NAME, OPS, GEMM_ISA)                                                        \
+  namespace bp::kernels::cpu::detail {                                                                 \
+  void winograd_f4x3_f32_##NAME(const ConvShape& s, const float* x, const float* w, const float* bias, \
+                                float* out, const float* u_ready) {                                    \
+    winograd_f4x3<OPS>(GemmIsa::GEMM_ISA, s, x, w, bias, out, u_ready);                                \
+  }                                                                                                    \
+  void winograd_transform_weight_f32_##NAME(const ConvShape& s, const float* w, float* u) {            \
+    winograd_transform_weight<OPS>(s, w, u);                                                           \
+  }                                                                                                    \
+  int64_t winograd_weight_floats_##NAME(const ConvShape& s) { return winograd_weight_size<OPS>(s); }   \
   }

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "backplane/backends/conv_weight_cache.h"
 #include "ops/conv/params.h"
+#include "ops/conv/winograd_weight_cache.h"
 
 namespace bp::ops::conv {
 namespace {
@@ -37,19 +37,12 @@ bool narrow_output(const int64_t* d) {
   return d[kCout] <= kIm2colLeadNarrowMaxCout && d[kCin] >= kIm2colLeadNarrowMinCin;
 }
 
-// Whether cpu.conv_weight_cache would keep this layer's Winograd transform:
-// caching on, and the entry (weight copy plus U, channels padded to 16) within
-// the byte bound (winograd_weight_cache.cpp).
-bool winograd_weight_kept(const int64_t* d) {
-  const auto& cache = backends::cpu::conv_weight_cache();
-  if (cache.max_size() == 0) return false;
-  const int64_t cp = (d[kCin] + 15) / 16 * 16, kp = (d[kCout] + 15) / 16 * 16;
-  const int64_t bytes = (d[kCin] * d[kCout] * 9 + 36 * cp * kp) * static_cast<int64_t>(sizeof(float));
-  return cache.max_bytes() == 0 || bytes <= cache.max_bytes();
-}
+// Whether cpu.conv_weight_cache would keep this layer's Winograd transform
+// (winograd_weight_cache.h).
+bool transform_kept(const int64_t* d) { return winograd_weight_kept(d[kCin], d[kCout]); }
 
 int64_t winograd_lead_tiles(const int64_t* d) {
-  return winograd_weight_kept(d) ? kWinogradLeadTilesCached : kWinogradLeadTiles;
+  return transform_kept(d) ? kWinogradLeadTilesCached : kWinogradLeadTiles;
 }
 
 bool winograd_leads(const int64_t* d) {
@@ -91,7 +84,7 @@ std::string default_order_note(const dispatch::Problem& p) {
   const int64_t* d = p.dims;
   switch (default_lead(p)) {
     case Lead::winograd:
-      if (winograd_weight_kept(d))
+      if (transform_kept(d))
         return "default order: winograd:f4x3 first (3x3 stride 1, " + num(tiles(d)) + " output tiles of 4x4 (>= " +
                num(kWinogradLeadTilesCached) + ") and >= " + num(kWinogradLeadChannels) +
                " channels: cpu.conv_weight_cache keeps the weight's transform, so calls after the first do 2.25 "

@@ -60,6 +60,12 @@ int64_t entry_bytes(kernels::cpu::ConvIsa isa, const kernels::cpu::ConvShape& sh
   return (shape.k * shape.c * 9 + kernels::cpu::winograd_weight_floats(isa, shape)) * int64_t{sizeof(float)};
 }
 
+// Whether the cache would keep an entry of `bytes`: caching on, and the
+// entry within the byte bound (too large, it would be used but not kept).
+bool cache_keeps(const backends::cpu::ConvWeightCache& cache, int64_t bytes) {
+  return cache.max_size() != 0 && (cache.max_bytes() == 0 || bytes <= cache.max_bytes());
+}
+
 std::string size_text(int64_t bytes) {
   char buf[32];
   if (bytes < (1 << 20)) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / (1 << 10));
@@ -68,6 +74,19 @@ std::string size_text(int64_t bytes) {
 }
 
 }  // namespace
+
+bool winograd_weight_kept(int64_t c_in, int64_t c_out) {
+  // The widest variant this CPU has pads channels the most, so its entry
+  // bounds the one of whichever variant the capability cap leaves.
+  using kernels::cpu::ConvIsa;
+  const ConvIsa widest = kernels::cpu::conv_isa_supported(ConvIsa::avx512) ? ConvIsa::avx512
+                         : kernels::cpu::conv_isa_supported(ConvIsa::avx2) ? ConvIsa::avx2
+                                                                            : ConvIsa::generic;
+  kernels::cpu::ConvShape shape{};
+  shape.c = c_in;
+  shape.k = c_out;
+  return cache_keeps(backends::cpu::conv_weight_cache(), entry_bytes(widest, shape));
+}
 
 std::string winograd_weight_note(const Params& p, kernels::cpu::ConvIsa isa) {
   if (!p.device.is_cpu() || p.transposed || p.groups != 1 || p.spatial != 2 || p.kernel[1] != 3 || p.kernel[2] != 3)
@@ -93,8 +112,7 @@ std::shared_ptr<const WinogradWeight> winograd_weight(const Params& p, kernels::
   const auto values = static_cast<std::size_t>(shape.k * shape.c * 9);
   const auto u_floats = static_cast<std::size_t>(kernels::cpu::winograd_weight_floats(isa, shape));
   const int64_t bytes = entry_bytes(isa, shape);
-  const int64_t max_bytes = cache.max_bytes();
-  if (cache.max_size() == 0 || (max_bytes > 0 && bytes > max_bytes)) return nullptr;
+  if (!cache_keeps(cache, bytes)) return nullptr;
   const std::string key = key_of(p, isa);
   auto make = [&]() -> backends::cpu::ConvWeightCache::Made {
     auto entry = std::make_shared<WinogradWeight>();

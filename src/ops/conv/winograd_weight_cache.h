@@ -39,6 +39,12 @@ std::shared_ptr<const WinogradWeight> winograd_weight(const Params& p, kernels::
                                                       const kernels::cpu::ConvShape& shape, const float* w);
 const float* transformed(const WinogradWeight& weight);
 
+// Whether the cache would keep the transform of a c_in -> c_out weight
+// (caching on, the entry within the byte bound), counted for the widest
+// variant this CPU has: the default order's question (order.cpp), asked
+// before any weight is seen.
+bool winograd_weight_kept(int64_t c_in, int64_t c_out);
+
 // explain's note on p's weight for winograd:f4x3 with `isa`: whether the
 // cache holds its transform (and how large it is), or why every call
 // transforms it. Empty when Winograd does not take the problem's kernel.
