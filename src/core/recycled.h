@@ -10,10 +10,10 @@
 // 4096-point FFT (4 us) is a visible share of the call. A thread keeps the
 // last kSlots blocks freed through here and hands each to the next
 // make_recycled of its byte size; any other size, or a block freed while
-// every slot is full, goes to the heap as before. Blocks may be freed on another thread than the
-// one that made them (they land in that thread's store). At thread exit the
-// held block is freed; a block freed after that (by another thread-local's
-// destructor) goes straight to the heap.
+// every slot is full, goes to the heap as before. Blocks may be freed on
+// another thread than the one that made them (they land in that thread's
+// store). At thread exit the held blocks are freed; a block freed after that
+// (by another thread-local's destructor) goes straight to the heap.
 
 #pragma once
 

@@ -252,6 +252,13 @@ std::shared_ptr<Params> params_of(const char* entry, Kind kind, bool forward) {
                   "s and dim of the same length (When given, dim and shape arguments must have the same length)");
 }
 
+// The index-th argument, an int (checked when binding; Args' own error
+// otherwise).
+int64_t integer_at(const Args& a, std::size_t index) {
+  if (const auto* x = std::get_if<int64_t>(&a.at(index))) return *x;
+  return a.integer(a.entry().args[index].name);
+}
+
 // The index-th argument, a tuple of ints, where Args holds it (one int: a
 // one-element tuple, in `one`), or nullptr for None.
 const std::vector<int64_t>* ints_of(const Args& a, std::size_t index, std::vector<int64_t>& one) {
@@ -276,11 +283,10 @@ Call prepare_1d(const OneD& e, const Args& a) {
   p->conj_in = e.conj_in;
   p->conj_out = e.conj_out;
   const Tensor& input = input_of(a.at(kOneDInput), p->entry);
-  const int64_t* dim_given = std::get_if<int64_t>(&a.at(kOneDDim));  // an int (checked when binding)
-  const int64_t dim = detail::wrap_dim(dim_given ? *dim_given : a.integer("dim"), input.ndim(), p->entry, "dim");
+  const int64_t dim = detail::wrap_dim(integer_at(a, kOneDDim), input.ndim(), p->entry, "dim");
   int64_t n;
-  if (const auto* given = std::get_if<int64_t>(&a.at(kOneDN))) {  // an int or None (checked when binding)
-    n = *given;
+  if (!std::holds_alternative<std::monostate>(a.at(kOneDN))) {  // an int or None
+    n = integer_at(a, kOneDN);
   } else {
     n = input.size(dim);
     // The real output of a c2r by default: 2 * (m - 1) points.
