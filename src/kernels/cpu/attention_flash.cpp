@@ -294,6 +294,24 @@ const char* packed_base(PackedKV& pk) {
   return base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
 }
 
+// Scores Sᵀ (keys x queries, key c's row at st + c * ld) plus the mask's
+// block, whose entry for query r and key c is m[r * rs + c * cs].
+template <class Acc>
+void add_mask_block(Acc* st, int64_t ld, const Acc* m, int64_t rs, int64_t cs, int64_t keys, int64_t queries) {
+  for (int64_t c = 0; c < keys; ++c) {
+    const Acc* mcol = m + c * cs;
+    for (int64_t r = 0; r < queries; ++r) st[c * ld + r] += mcol[r * rs];
+  }
+}
+
+// The causal fill of Sᵀ whose keys start at key j0 and queries at query q0:
+// key j0 + c is hidden (-inf) from query q0 + r when q0 + r < j0 + c.
+template <class Acc>
+void causal_fill(Acc* st, int64_t ld, int64_t q0, int64_t j0, int64_t keys, int64_t queries) {
+  for (int64_t c = std::max<int64_t>(0, q0 + 1 - j0); c < keys; ++c)
+    std::fill(st + c * ld, st + c * ld + std::min(queries, j0 + c - q0), -std::numeric_limits<Acc>::infinity());
+}
+
 // The diagonal key block of a causal bf16 task on the bf16 step (Note
 // [Causal staircase]), column group by column group: the scores, the mask,
 // the causal fill, the softmax step and Oᵀ += Vᵀ·P, each over the first
@@ -324,14 +342,8 @@ void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index,
     float* sg = st + r0;
     gemm_bf16_packed(a.isa, kpanel, rows, E, {qt + r0, E, cols, nq, 1}, {sg, rows, cols, nq, 1},
                      static_cast<float>(a.scale), 0.0f);
-    if (mask)
-      for (int64_t c = 0; c < rows; ++c) {
-        const float* mcol = mask + c * a.mask.cs + r0 * a.mask.rs;
-        for (int64_t r = 0; r < cols; ++r) sg[c * nq + r] += mcol[r * a.mask.rs];
-      }
-    // Key j0 + c is hidden from query i0 + r0 + r when r0 + r < j0 + c - i0.
-    for (int64_t c = std::max<int64_t>(0, i0 + r0 + 1 - j0); c < rows; ++c)
-      std::fill(sg + c * nq, sg + c * nq + std::min(cols, j0 + c - i0 - r0), -std::numeric_limits<float>::infinity());
+    if (mask) add_mask_block(sg, nq, mask + r0 * a.mask.rs, a.mask.rs, a.mask.cs, rows, cols);
+    causal_fill(sg, nq, i0 + r0, j0, rows, cols);
     detail::softmax_block_cols_bf16_avx512bf16(sg, rows, cols, m + r0, l + r0, corr + r0, ot + r0, Ev, p16 + r0, nq);
     gemm_bf16_packed_prefix(a.isa, vpanel, Ev, packed_k, rows, {p16 + r0, rows, cols, nq, 1},
                             {ot + r0, Ev, cols, nq, 1}, 1.0f, 1.0f);
@@ -443,14 +455,8 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
       gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
     }
-    if (mask)
-      for (int64_t c = 0; c < nk; ++c) {
-        const Acc* mcol = mask + i0 * a.mask.rs + (j0 + c) * a.mask.cs;
-        for (int64_t r = 0; r < nq; ++r) st[c * nq + r] += mcol[r * a.mask.rs];
-      }
-    if (a.causal)  // key j0 + c is hidden from queries i < j0 + c
-      for (int64_t c = 0; c < nk; ++c)
-        for (int64_t r = 0; r < std::min(nq, j0 + c - i0); ++r) st[c * nq + r] = kNegInf;
+    if (mask) add_mask_block(st, nq, mask + i0 * a.mask.rs + j0 * a.mask.cs, a.mask.rs, a.mask.cs, nk, nq);
+    if (a.causal) causal_fill(st, nq, i0, j0, nk, nq);
     if constexpr (kBf16) pbuf.resize(static_cast<std::size_t>(nk * nq));
     if constexpr (kFloat) {
       if (bf16_step)  // Note [bf16 flash softmax step]
