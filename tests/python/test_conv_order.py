@@ -133,6 +133,24 @@ def test_direct_leads_depthwise_on_large_wide_nchw_inputs_or_many_channels_last_
     assert explain(wide, rand(128, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"  # multiplier 2
 
 
+def test_bf16_takes_the_1x1_im2col_rules_only():
+    # Note [Conv default order]: oneDNN 2.6's bf16 1x1 lost to the GEMM on NCHW and 2048-channel
+    # channels-last layers; Winograd, the direct kernels and the narrow-output rule stay f32's.
+    bf = ml_dtypes.bfloat16
+    t = explain(X1.astype(bf), W1.astype(bf))
+    assert t.chosen == "im2col:gemm" and "NCHW 1x1 stride 1" in order_note(t)
+    t = explain(XL.astype(bf), WL.astype(bf))
+    assert t.chosen == "im2col:gemm" and "with c_in 2048" in order_note(t)
+    narrow = explain(nhwc(rand(1, 144, 8, 8)).astype(bf), rand(24, 144, 1, 1).astype(bf))
+    assert "the list's" in order_note(narrow)
+    f16 = explain(X1.astype(np.float16), W1.astype(np.float16))
+    assert "the list's" in order_note(f16)
+    # the results are the GEMM's, against float64
+    want = np.einsum("nchw,kc->nkhw", X1.astype(bf).astype(np.float64), W1[:, :, 0, 0].astype(bf).astype(np.float64))
+    got = F.conv2d(X1.astype(bf), W1.astype(bf)).numpy().astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+
+
 def test_rules_apply_to_dense_f32_forward_problems_only():
     strided_input = rand(1, 32, 32, 64)[:, :, :, ::2]  # a view with W stride 2
     assert "the list's" in order_note(explain(strided_input, WW, padding=1))

@@ -345,3 +345,37 @@ def test_openblas_leads_large_f32_products_where_the_widest_builtin_kernel_is_av
     finally:
         backends.cpu.preferred_blas_library("default")
     np.testing.assert_allclose(backplane.matmul(*big).numpy(), big[0] @ big[1])
+
+
+def test_onednn_leads_linear_shaped_and_narrow_products():
+    # Note [Matmul default order]: B a transposed view with few rows (f32 <= 512, bf16 <= 64), or an f32
+    # product with n <= 64 columns and a large A; a rank on the problem, never a knob.
+    if "onednn:matmul" not in IMPLS:
+        pytest.skip("no oneDNN in this build")
+    bf = ml_dtypes.bfloat16
+    x, w = RNG.standard_normal((49, 2048)).astype(np.float32), RNG.standard_normal((512, 2048)).astype(np.float32)
+    t = backends.explain("linear", x, w)
+    assert t.chosen == "onednn:matmul" and any("B is a transposed view" in n for n in t.notes), t.notes
+    assert backends.explain("matmul", x, w.T).chosen == "onednn:matmul"
+    np.testing.assert_allclose(backplane.linear(x, w).numpy(), x.astype(np.float64) @ w.T.astype(np.float64),
+                               rtol=1e-4, atol=1e-3)
+    if onednn_has_bf16():
+        assert backends.explain("linear", x.astype(bf), w.astype(bf)).chosen == "onednn:matmul"
+    # more rows than the bound, a batch of products, a plain B, f64: the list's order
+    assert backends.explain("linear", np.ones((513, 2048), np.float32), w).chosen != "onednn:matmul"
+    assert backends.explain("linear", np.ones((65, 2048), bf), w.astype(bf)).chosen != "onednn:matmul"
+    batched_wt = np.ones((2, 512, 2048), np.float32).transpose(0, 2, 1)  # two different transposed B
+    assert backends.explain("matmul", np.ones((2, 49, 2048), np.float32), batched_wt).chosen != "onednn:matmul"
+    assert backends.explain("matmul", x, np.ones((2048, 512), np.float32)).chosen != "onednn:matmul"
+    assert backends.explain("linear", x.astype(np.float64), w.astype(np.float64)).chosen != "onednn:matmul"
+    # narrow: n = 49 columns from a 512 x 2048 A (an NCHW 1x1 convolution's product), batched too
+    a, b = np.ones((512, 2048), np.float32), np.ones((2048, 49), np.float32)
+    t = backends.explain("matmul", a, b)
+    assert t.chosen == "onednn:matmul" and any("n = 49 <= 64 columns" in n for n in t.notes), t.notes
+    assert backends.explain("matmul", a, np.ones((3, 2048, 49), np.float32)).chosen == "onednn:matmul"
+    assert backends.explain("matmul", a, np.ones((2048, 65), np.float32)).chosen != "onednn:matmul"
+    assert backends.explain("matmul", a[:, :1024][:256], np.ones((1024, 49), np.float32)).chosen != "onednn:matmul"
+    assert backends.explain("matmul", a.astype(bf), b.astype(bf)).chosen != "onednn:matmul"
+    # knobs still decide: a scope overrides the rank
+    with backends.implementations("matmul", "builtin"):
+        assert backends.explain("linear", x, w).chosen.startswith("builtin:")

@@ -30,6 +30,50 @@ struct Bf16PairStep {
   static R step(R c, R a, R b) { return _mm512_dpbf16_ps(c, (__m512bh)a, (__m512bh)b); }
 };
 
+// 16 k steps of one row as 8 bf16 pairs: rounded from fp32, or as they are.
+inline __m256 sixteen_as_pairs(const float* p) { return (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(p)); }
+inline __m256 sixteen_as_pairs(const uint16_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+inline uint16_t one_as_bf16(float x) { return f32_to_bf16(x); }
+inline uint16_t one_as_bf16(uint16_t x) { return x; }
+
+// Packs W-line bf16-pair strips (pack_lines_pairs<W>'s layout) from lines
+// whose k steps are adjacent (ks == 1): a row-major A (W = 14), or a B whose
+// columns are contiguous (W = 32: `x @ w.T`, every linear layer, w row-major).
+// A pair is two adjacent k steps of one line, i.e. 32 adjacent bits of the
+// source, so a strip is a transpose with 32-bit units: 16 k steps of 8 lines
+// (8 pairs each, rounded from fp32 or as they are) go through one 8 x 8
+// register transpose; a ragged strip's missing lines are zero vectors, and
+// W = 14's second group stores 6 of its 8 lanes. The scalar gather of
+// pack_lines_pairs (each value stored 4W bytes from the last) cost:
+// - for A, "medium" under 1.8x fp32 once fp32 packing had its transpose;
+// - for B, bf16 16 x 4096 x 4096 at 16.6 ms against 2.4 for oneDNN, and 49 x
+//   512 x 2048 (ResNet-50's last 1x1 convolution, batch 1) 0.81 against 0.28.
+template <int W, class Src>
+void pack_pairs_adjacent_k(const Src* src, int64_t ls, int64_t lines, int64_t k, uint16_t* dst) {
+  const int64_t kp = (k + 1) / 2, k16 = k / 16 * 16;
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t l0 = 0; l0 < lines; l0 += W) {
+    const int rows = static_cast<int>(std::min<int64_t>(W, lines - l0));
+    const Src* s = src + l0 * ls;
+    uint32_t* d = reinterpret_cast<uint32_t*>(dst + l0 * 2 * kp);  // strip l0 / W: 2 * W * kp values
+    for (int64_t p = 0; p < k16; p += 16) {
+      uint32_t* dq = d + p / 2 * W;
+      for (int g = 0; g < W; g += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 8; ++i) r[i] = g + i < rows ? sixteen_as_pairs(s + (g + i) * ls + p) : zero;
+        transpose8x8(r);
+        const __mmask8 keep = static_cast<__mmask8>(W - g >= 8 ? 0xff : (1u << (W - g)) - 1u);
+        for (int q = 0; q < 8; ++q) _mm256_mask_storeu_ps(reinterpret_cast<float*>(dq + q * W + g), keep, r[q]);
+      }
+    }
+    uint16_t* d16 = reinterpret_cast<uint16_t*>(d);
+    for (int64_t p = k16; p < k; ++p)
+      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = l < rows ? one_as_bf16(s[l * ls + p]) : 0;
+    if (k % 2)
+      for (int l = 0; l < W; ++l) d16[((kp - 1) * W + l) * 2 + 1] = 0;
+  }
+}
+
 // Packs B (fp32, medium path) into bf16-pair strips of 32 lines, the layout
 // pack_lines_pairs<32> writes, with vector conversions on the common case
 // (row-major B, full strips): one vcvtne2ps2bf16 rounds 16 values of row 2q
@@ -38,9 +82,10 @@ struct Bf16PairStep {
 // made "medium" slower than fp32 there.
 void pack_b_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
   constexpr int W = 32;
-  const int64_t full = ls == 1 ? lines / W * W : 0;
   const float* src = static_cast<const float*>(src_v);
   uint16_t* dst = static_cast<uint16_t*>(dst_v);
+  if (ks == 1 && ls != 1) return pack_pairs_adjacent_k<W>(src, ls, lines, k, dst);
+  const int64_t full = ls == 1 ? lines / W * W : 0;
   const int64_t kp = (k + 1) / 2;
   alignas(64) static constexpr uint16_t kInterleave[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,
                                                            21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26,
@@ -73,9 +118,10 @@ void pack_b_f32_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, 
 // slower than the medium one (which converts as it packs) at n = 128.
 void pack_b_bf16_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
   constexpr int W = 32;
-  const int64_t full = ls == 1 ? lines / W * W : 0;
   const uint16_t* src = static_cast<const uint16_t*>(src_v);
   uint16_t* dst = static_cast<uint16_t*>(dst_v);
+  if (ks == 1 && ls != 1) return pack_pairs_adjacent_k<W>(src, ls, lines, k, dst);
+  const int64_t full = ls == 1 ? lines / W * W : 0;
   const int64_t kp = (k + 1) / 2;
   const __m512i lo = _mm512_setr_epi32(0x200000, 0x210001, 0x220002, 0x230003, 0x240004, 0x250005, 0x260006,
                                        0x270007, 0x280008, 0x290009, 0x2a000a, 0x2b000b, 0x2c000c, 0x2d000d,
@@ -95,12 +141,6 @@ void pack_b_bf16_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines,
     pack_lines_pairs<W, uint16_t, CvtBf16Same>(src + full * ls, ls, ks, lines - full, k, dst + full / W * (2 * W * kp));
   }
 }
-
-// 16 k steps of one row as 8 bf16 pairs: rounded from fp32, or as they are.
-inline __m256 sixteen_as_pairs(const float* p) { return (__m256)_mm512_cvtneps_pbh(_mm512_loadu_ps(p)); }
-inline __m256 sixteen_as_pairs(const uint16_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
-inline uint16_t one_as_bf16(float x) { return f32_to_bf16(x); }
-inline uint16_t one_as_bf16(uint16_t x) { return x; }
 
 // Packs bf16 A whose rows are adjacent (ls == 1: a column-major A, the
 // transposed values of bf16 flash:cpu, Note [Packed key and value panels])
@@ -129,11 +169,10 @@ void pack_a_bf16_adjacent(const uint16_t* src, int64_t ks, int64_t lines, int64_
 }
 
 // Packs A (fp32 for the medium path, or bf16) into 14-row bf16-pair strips,
-// the layout pack_lines_pairs<14> writes. Row-major A (ks == 1) needs a
-// transpose in which the unit is a bf16 pair, i.e. 32 bits: 16 k steps of a
-// row make 8 pairs, rows 0-7 and 8-13 (plus two zero rows) are transposed as
-// 8 x 8 blocks of 32-bit lanes. Once fp32 packing got its vector transpose,
-// the scalar version here left "medium" under 1.8x fp32.
+// the layout pack_lines_pairs<14> writes: adjacent rows by
+// pack_a_bf16_adjacent, row-major A by pack_pairs_adjacent_k (a ragged last
+// strip too: m = 64 is 4 strips and 8 rows, and packed in the scalar loop
+// that strip alone cost more than the other four at 64^3).
 template <class Src, class Cvt>
 void pack_a_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int64_t k, void* dst_v) {
   constexpr int W = 14;
@@ -146,34 +185,7 @@ void pack_a_pairs(const void* src_v, int64_t ls, int64_t ks, int64_t lines, int6
     pack_lines_pairs<W, Src, Cvt>(src, ls, ks, lines, k, dst);
     return;
   }
-  // The last strip may be ragged (m = 64: 4 strips and 8 rows): its missing
-  // rows are zero vectors, so it takes the vector path too. Packed in the
-  // scalar loop, that strip alone cost more than the other four at 64^3.
-  const int64_t kp = (k + 1) / 2, k16 = k / 16 * 16;
-  const __m256 zero = _mm256_setzero_ps();
-  for (int64_t l0 = 0; l0 < lines; l0 += W) {
-    const int rows = static_cast<int>(std::min<int64_t>(W, lines - l0));
-    const Src* s = src + l0 * ls;
-    uint32_t* d = reinterpret_cast<uint32_t*>(dst + l0 * 2 * kp);  // strip l0 / W: 2 * W * kp values
-    for (int64_t p = 0; p < k16; p += 16) {
-      __m256 lo[8], hi[8];
-      for (int i = 0; i < 8; ++i) lo[i] = i < rows ? sixteen_as_pairs(s + i * ls + p) : zero;
-      for (int i = 0; i < 6; ++i) hi[i] = 8 + i < rows ? sixteen_as_pairs(s + (8 + i) * ls + p) : zero;
-      hi[6] = hi[7] = zero;
-      transpose8x8(lo);
-      transpose8x8(hi);
-      uint32_t* dq = d + p / 2 * W;
-      for (int q = 0; q < 8; ++q) {
-        _mm256_storeu_ps(reinterpret_cast<float*>(dq + q * W), lo[q]);
-        _mm256_mask_storeu_ps(reinterpret_cast<float*>(dq + q * W + 8), 0x3f, hi[q]);
-      }
-    }
-    uint16_t* d16 = reinterpret_cast<uint16_t*>(d);
-    for (int64_t p = k16; p < k; ++p)
-      for (int l = 0; l < W; ++l) d16[(p / 2 * W + l) * 2 + (p & 1)] = l < rows ? one_as_bf16(s[l * ls + p]) : 0;
-    if (k % 2)
-      for (int l = 0; l < W; ++l) d16[((kp - 1) * W + l) * 2 + 1] = 0;
-  }
+  pack_pairs_adjacent_k<W>(src, ls, lines, k, dst);
 }
 
 struct CvtF16ToF32Hw {

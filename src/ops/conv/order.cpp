@@ -16,10 +16,10 @@ enum Dim { kBatch, kGroups, kCin, kCout, kD, kH, kW, kKd, kKh, kKw, kOd, kOh, kO
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-// f32 forward CPU 2-D problems on dense inputs with dilation 1: where every
-// rule lives.
+// f32 (and, for the 1x1 rule, bf16) forward CPU 2-D problems on dense
+// inputs with dilation 1: where every rule lives.
 bool candidate(const dispatch::Problem& p) {
-  if (!p.device.is_cpu() || p.dtype != DType::f32 || p.ndims != 16) return false;
+  if (!p.device.is_cpu() || (p.dtype != DType::f32 && p.dtype != DType::bf16) || p.ndims != 16) return false;
   if (p.layout & (kTransposed | kStridedInput)) return false;
   const int64_t* d = p.dims;
   return d[kDilation] == 1 && d[kD] == 1 && d[kKd] == 1;
@@ -62,10 +62,12 @@ Lead default_lead(const dispatch::Problem& p) {
   if (!candidate(p)) return Lead::list;
   const int64_t* d = p.dims;
   const bool channels_last = (p.layout & kChannelsLast) != 0;
-  if (unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
+  const bool f32 = p.dtype == DType::f32;
+  if (f32 && unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
-    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || narrow_output(d)) return Lead::im2col;
+    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || (f32 && narrow_output(d))) return Lead::im2col;
   }
+  if (!f32) return Lead::list;
   if (is_depthwise(d) && direct_leads_depthwise(d, channels_last)) return Lead::direct;
   return Lead::list;
 }

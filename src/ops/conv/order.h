@@ -4,7 +4,7 @@
 //
 // Note [Conv default order]
 // The list in op.cpp is the fallback order (oneDNN first, as PyTorch's CPU
-// convolutions). For f32 forward 2-D CPU problems of the kinds below,
+// convolutions). For f32 (and bf16, below) forward 2-D CPU problems of the kinds below,
 // measured with `backplane bench conv` (ResNet-50 and MobileNet-V2 layers,
 // batch 1 and 8, both layouts: docs/dispatch.md's conv section), another
 // implementation is faster than oneDNN by a margin worth a rule, and the
@@ -29,7 +29,11 @@
 //     [Channels-last weight rows]), where oneDNN's 1x1 kernel is slow on a
 //     long reduction, and with c_out <= kIm2colLeadNarrowMaxCout from
 //     c_in >= kIm2colLeadNarrowMinCin (MobileNet-V2's 144 -> 24 layers:
-//     oneDNN 0.70-0.88x the GEMM);
+//     oneDNN 0.70-0.88x the GEMM). The two 1x1 rules without the narrow
+//     one hold for bf16 too (its only rule): oneDNN 2.6's bf16 1x1 ran at
+//     0.35-0.66x the GEMM's speed on every NCHW ResNet-50 1x1 layer and
+//     0.21-0.67x on the channels-last 2048-channel ones (1 thread, in turns
+//     with the GEMM, Note [Interleaved bench rounds]);
 //   - the direct kernels (widest ISA first) for depthwise layers (one
 //     output channel per group): NCHW ones with output rows at least
 //     kDirectLeadPlaneWidth wide and an input of at least

@@ -3,6 +3,7 @@
 #include "ops/matmul/order.h"
 
 #include "kernels/cpu/gemm.h"
+#include "ops/matmul/params.h"
 
 namespace bp::ops::matmul {
 namespace {
@@ -19,8 +20,25 @@ bool openblas_leads(const dispatch::Problem& p) {
   return avx2_widest && d[kM] >= 2 && d[kN] >= 2 && d[kN] * d[kK] >= kOpenblasLeadMinNK;
 }
 
+bool onednn_leads_linear(const dispatch::Problem& p) {
+  if (!p.device.is_cpu() || p.ndims != 4 || (p.layout & ~uint32_t{kBias}) != kBTransposed) return false;
+  const int64_t* d = p.dims;
+  const int64_t max_rows = p.dtype == DType::f32    ? kOnednnLeadLinearMaxRowsF32
+                           : p.dtype == DType::bf16 ? kOnednnLeadLinearMaxRowsBf16
+                                                    : 0;
+  return d[kBatch] == 1 && d[kM] <= max_rows && d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
+}
+
+bool onednn_leads_narrow(const dispatch::Problem& p) {
+  if (!p.device.is_cpu() || p.ndims != 4 || p.dtype != DType::f32 || (p.layout & ~uint32_t{kBias}) != 0) return false;
+  const int64_t* d = p.dims;
+  return d[kN] <= kOnednnLeadNarrowMaxN && d[kM] * d[kK] >= kOnednnLeadNarrowMinMK;
+}
+
 int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
-  return openblas_leads(p) && impl.name() == "openblas:gemm" ? 0 : 1;
+  if (openblas_leads(p)) return impl.name() == "openblas:gemm" ? 0 : 1;
+  if (onednn_leads_linear(p) || onednn_leads_narrow(p)) return impl.name() == "onednn:matmul" ? 0 : 1;
+  return 1;
 }
 
 std::string default_order_note(const dispatch::Problem& p) {
@@ -29,6 +47,16 @@ std::string default_order_note(const dispatch::Problem& p) {
            " >= " + std::to_string(kOpenblasLeadMinNK) +
            " on a CPU whose widest builtin GEMM is AVX2: OpenBLAS measured 10-70% faster there; "
            "Note [Matmul default order])";
+  if (onednn_leads_linear(p))
+    return "default order: onednn:matmul first (B is a transposed view, as in x @ w.T, with m = " +
+           std::to_string(p.dims[kM]) + " <= " +
+           std::to_string(p.dtype == DType::f32 ? kOnednnLeadLinearMaxRowsF32 : kOnednnLeadLinearMaxRowsBf16) +
+           " rows: Backplane's kernels would pack the transposed B on every call for too few rows to amortise it; "
+           "Note [Matmul default order])";
+  if (onednn_leads_narrow(p))
+    return "default order: onednn:matmul first (f32 with n = " + std::to_string(p.dims[kN]) + " <= " +
+           std::to_string(kOnednnLeadNarrowMaxN) + " columns and an A of " + std::to_string(p.dims[kM] * p.dims[kK]) +
+           " elements: Backplane's kernels would pack A for one or two column strips; Note [Matmul default order])";
   return "default order: the list's (Backplane's kernels first, widest ISA first)";
 }
 

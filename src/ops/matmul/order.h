@@ -18,6 +18,32 @@
 // reject openblas:gemm (implementations(...), preferred_blas_library) leave
 // the list's order, the rank reads only the problem and the hardware, so
 // autotune keys are unchanged, and explain names the rule in a note.
+//
+// A second rule moves onednn:matmul first for linear-shaped CPU problems:
+// B a transposed view (`x @ w.T`, w row-major: every linear layer and the
+// channels-last 1x1 convolution's GEMM), A row-major, one batch entry (a
+// linear's batch is folded into its rows), n x k >= kOnednnLeadLinearMinNK,
+// and few rows: m <= kOnednnLeadLinearMaxRowsF32 for f32,
+// m <= kOnednnLeadLinearMaxRowsBf16 for bf16. Our kernels pack such a B by
+// transposes before every call (w is read, written and read again), which
+// oneDNN avoids; with few rows the pack is not amortised. Measured on Zen 5
+// (thread CPU time, best of 7, both in one process), builtin / oneDNN time:
+//   f32, 1 thread: 4x4096x4096 1.56, 16x4096x4096 1.35, 8x1024x1024 1.29,
+//     64x256x256 1.30, 49x512x2048 1.14-1.17, 128x256x1024 1.21, 196x1024x256
+//     1.07-1.09, 256x1024x1024 1.08, 392x512x2048 1.09, 512x1024x1024 1.02;
+//   f32, 2 threads: 1.13-1.32 on the same shapes up to 392 rows;
+//   bf16 (after its transposed-B pack was vectorised): 4x4096x4096 2.07,
+//     16x4096x4096 1.74, 49x512x2048 1.16 (1.31 on 2 threads), 8x1024x1024
+//     1.14; from 128 rows level or ahead (196x1024x256 on 2 threads: 0.75).
+// A third moves it first for narrow f32 products: A and B row-major (any
+// batch: NCHW 1x1 convolutions multiply the weight by each image), n <=
+// kOnednnLeadNarrowMaxN columns and a large A (m x k >=
+// kOnednnLeadNarrowMinMK). Our kernels pack A (the weight) for one or two B
+// strips of 48 columns, so the pack is not amortised and a ragged strip
+// wastes lanes. Builtin / oneDNN time, f32, 1 thread: 512x16x2048 1.96,
+// 512x32x2048 1.44, 512x49x2048 1.31, 512x64x2048 1.42, 1024x49x1024 1.29,
+// 2048x49x512 1.14; from 96 columns within 12% (512x96x2048 1.12,
+// 1024x196x256 1.11, 128x784x512 1.02). bf16 is level there (0.94-1.13).
 
 #include <string>
 
@@ -26,8 +52,15 @@
 namespace bp::ops::matmul {
 
 inline constexpr int64_t kOpenblasLeadMinNK = int64_t{1} << 20;
+inline constexpr int64_t kOnednnLeadLinearMinNK = int64_t{1} << 16;
+inline constexpr int64_t kOnednnLeadLinearMaxRowsF32 = 512;
+inline constexpr int64_t kOnednnLeadLinearMaxRowsBf16 = 64;
+inline constexpr int64_t kOnednnLeadNarrowMaxN = 64;
+inline constexpr int64_t kOnednnLeadNarrowMinMK = int64_t{1} << 20;
 
 bool openblas_leads(const dispatch::Problem& p);
+bool onednn_leads_linear(const dispatch::Problem& p);
+bool onednn_leads_narrow(const dispatch::Problem& p);
 int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p);
 std::string default_order_note(const dispatch::Problem& p);
 
