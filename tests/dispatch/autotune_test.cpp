@@ -35,6 +35,27 @@ TEST_F(Autotune, TimesCandidatesAndPicksTheFastest) {
   EXPECT_EQ(d.how, "autotune cache");
 }
 
+// Note [Interleaved autotune timing]: three rounds each (a warm run and a
+// timed one per round); candidates within 15% of the leader get up to nine
+// rounds among themselves, a clear loser none.
+TEST_F(Autotune, CloseCandidatesGetMoreRounds) {
+  ToyParams clear;  // openblas:nondet (0 ms) far ahead of the rest
+  (void)toy_select(clear);
+  EXPECT_EQ(clear.runs[0].load(), 6);
+  EXPECT_EQ(clear.runs[1].load(), 6);
+  autotune_cache::clear();
+  ToyParams tie;
+  tie.delay_us[0] = 2000;  // builtin:fast and onednn:gated 5% apart, openblas:nondet far behind
+  tie.delay_us[1] = 8000;
+  tie.delay_us[2] = 2100;
+  const std::string chosen = toy_select(tie).name();
+  EXPECT_TRUE(chosen == "builtin:fast" || chosen == "onednn:gated") << chosen;
+  EXPECT_EQ(tie.runs[1].load(), 6);
+  EXPECT_GT(tie.runs[0].load(), 6);
+  EXPECT_LE(tie.runs[0].load(), 18);
+  EXPECT_GT(tie.runs[2].load(), 6);
+}
+
 TEST_F(Autotune, LimitBoundsTheCandidates) {
   ToyParams p;
   backends::cpu::flags_guard g({.benchmark_limit = 1});

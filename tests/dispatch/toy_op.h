@@ -14,6 +14,7 @@ namespace bp::dispatch::testing {
 struct ToyParams {
   int64_t size = 10;
   mutable std::atomic<int> runs[4] = {};  // per implementation, by id
+  int delay_us[4] = {3000, 0, 1000, 2000};  // how long each implementation's run sleeps
 };
 
 inline bool check_small(const ToyParams& p, Reasons& r) {
@@ -37,16 +38,16 @@ inline Op& toy_op() {
     Op& o = define_op(config);
     o.add(std::make_unique<Impl<ToyParams>>(
         "builtin:fast", "cpu", Properties{}, std::vector<Check<ToyParams>>{{"size", check_small}},
-        [](const ToyParams& p) { p.runs[0]++; sleep_us(3000); }));
+        [](const ToyParams& p) { p.runs[0]++; sleep_us(p.delay_us[0]); }));
     o.add(std::make_unique<Impl<ToyParams>>(
         "openblas:nondet", "cpu", Properties{.deterministic = false}, std::vector<Check<ToyParams>>{},
-        [](const ToyParams& p) { p.runs[1]++; }));
+        [](const ToyParams& p) { p.runs[1]++; sleep_us(p.delay_us[1]); }));
     o.add(std::make_unique<Impl<ToyParams>>(
         "onednn:gated", "cpu", Properties{},
         std::vector<Check<ToyParams>>{{"enabled", check_mkldnn_enabled, {flags::Id::mkldnn_enabled}}},
-        [](const ToyParams& p) { p.runs[2]++; sleep_us(1000); }));
+        [](const ToyParams& p) { p.runs[2]++; sleep_us(p.delay_us[2]); }));
     o.add(std::make_unique<Impl<ToyParams>>("ref:any", "cpu", Properties{}, std::vector<Check<ToyParams>>{},
-                                            [](const ToyParams& p) { p.runs[3]++; sleep_us(2000); }));
+                                            [](const ToyParams& p) { p.runs[3]++; sleep_us(p.delay_us[3]); }));
     return o;
   }();
   return op;

@@ -27,8 +27,10 @@ def rand(*shape):
 
 # 3x3 stride 1: 64 tiles of 4x4 (8 x 8 per image), 32 channels: Winograd's rule.
 XW, WW = rand(1, 32, 32, 32), rand(32, 32, 3, 3)
-# NCHW 1x1 stride 1: im2col's rule.
+# NCHW 1x1 stride 1: im2col's rule (channels-last, 200 points: its few-points rule).
 X1, W1 = rand(2, 32, 10, 10), rand(16, 32, 1, 1)
+# channels-last 1x1 over 800 output points: no rule, oneDNN.
+XB = rand(2, 32, 20, 20)
 # channels-last 1x1 with c_in 2048 over 49 points: im2col's channels-last rule.
 XL, WL = nhwc(rand(1, 2048, 7, 7)), rand(64, 2048, 1, 1)
 
@@ -103,7 +105,7 @@ def test_winograd_does_not_lead_below_its_thresholds_when_transforming_every_cal
 def test_im2col_leads_nchw_1x1_and_not_channels_last_or_padded_ones():
     t = explain(X1, W1)
     assert t.chosen == "im2col:gemm" and "im2col:gemm first" in order_note(t)
-    assert explain(nhwc(X1), W1).chosen == "onednn:conv"       # channels-last: oneDNN
+    assert explain(nhwc(XB), W1).chosen == "onednn:conv"       # channels-last, 800 points: oneDNN
     assert explain(X1, W1, padding=1).chosen == "onednn:conv"  # padded 1x1
     assert explain(X1, W1, stride=2).chosen == "onednn:conv"   # strided 1x1
 
@@ -111,20 +113,27 @@ def test_im2col_leads_nchw_1x1_and_not_channels_last_or_padded_ones():
 def test_im2col_leads_channels_last_1x1_with_a_long_reduction():
     t = explain(XL, WL)
     assert t.chosen == "im2col:gemm" and "channels-last 1x1 stride 1 with c_in 2048" in order_note(t)
-    assert explain(nhwc(rand(1, 512, 7, 7)), rand(64, 512, 1, 1)).chosen == "onednn:conv"  # shorter reduction
-    t = explain(nhwc(rand(1, 144, 8, 8)), rand(24, 144, 1, 1))          # narrow output from a wide input
+    assert explain(nhwc(rand(1, 512, 28, 28)), rand(64, 512, 1, 1)).chosen == "onednn:conv"  # shorter reduction
+    t = explain(nhwc(rand(1, 512, 7, 7)), rand(64, 512, 1, 1))          # ... over 49 points: few rows
+    assert t.chosen == "im2col:gemm" and "over 49 output points <= 512" in order_note(t)
+    assert explain(nhwc(rand(1, 512, 23, 23)), rand(64, 512, 1, 1)).chosen == "onednn:conv"  # 529 points
+    t = explain(nhwc(rand(1, 144, 32, 32)), rand(24, 144, 1, 1))        # narrow output from a wide input
     assert t.chosen == "im2col:gemm" and "to c_out 24 <= 32" in order_note(t)
-    assert explain(nhwc(rand(1, 32, 8, 8)), rand(16, 32, 1, 1)).chosen == "onednn:conv"    # narrow input too
+    assert explain(nhwc(rand(2, 32, 24, 24)), rand(16, 32, 1, 1)).chosen == "onednn:conv"  # narrow input too
 
 
 def test_direct_leads_depthwise_on_large_wide_nchw_inputs_or_many_channels_last_points():
     wide = rand(8, 64, 64, 64)                      # NCHW, output rows 64 wide, 2^21 input elements
     t = explain(wide, rand(64, 1, 3, 3), padding=1, groups=64)
     assert t.chosen == first_direct() and "NCHW depthwise, output rows 64" in order_note(t)
-    small = rand(2, 64, 64, 64)                     # as wide, 2^19 input elements: oneDNN
-    assert explain(small, rand(64, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"
-    narrow = rand(2, 64, 14, 14)                    # NCHW, rows 14 wide: oneDNN
-    assert explain(narrow, rand(64, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"
+    small = rand(2, 64, 64, 64)                     # as wide, 2^19 input elements: rows >= 64 wide still lead
+    t = explain(small, rand(64, 1, 3, 3), padding=1, groups=64)
+    assert t.chosen == first_direct() and "output rows 64 wide (>= 64" in order_note(t)
+    mid = rand(1, 144, 56, 56)                      # rows 56 wide, 2^18.8 input elements: oneDNN
+    assert explain(mid, rand(144, 1, 3, 3), padding=1, groups=144).chosen == "onednn:conv"
+    narrow = rand(2, 64, 14, 14)                    # NCHW, rows 14 wide: staged, direct
+    t = explain(narrow, rand(64, 1, 3, 3), padding=1, groups=64)
+    assert t.chosen == first_direct() and "output rows 14 < 32" in order_note(t)
     many = nhwc(rand(2, 8, 192, 192))               # channels-last, 73728 output points
     t = explain(many, rand(8, 1, 3, 3), padding=1, groups=8)
     assert t.chosen == first_direct() and "channels-last stride-1 depthwise over 73728" in order_note(t)
@@ -134,15 +143,19 @@ def test_direct_leads_depthwise_on_large_wide_nchw_inputs_or_many_channels_last_
 
 
 def test_bf16_takes_the_1x1_im2col_rules_only():
-    # Note [Conv default order]: oneDNN 2.6's bf16 1x1 lost to the GEMM on NCHW and 2048-channel
-    # channels-last layers; Winograd, the direct kernels and the narrow-output rule stay f32's.
+    # Note [Conv default order]: oneDNN 2.6's bf16 1x1 lost to the GEMM; Winograd and the direct
+    # kernels stay f32's.
     bf = ml_dtypes.bfloat16
     t = explain(X1.astype(bf), W1.astype(bf))
     assert t.chosen == "im2col:gemm" and "NCHW 1x1 stride 1" in order_note(t)
     t = explain(XL.astype(bf), WL.astype(bf))
     assert t.chosen == "im2col:gemm" and "with c_in 2048" in order_note(t)
-    narrow = explain(nhwc(rand(1, 144, 8, 8)).astype(bf), rand(24, 144, 1, 1).astype(bf))
-    assert "the list's" in order_note(narrow)
+    t = explain(nhwc(rand(1, 256, 14, 14)).astype(bf), rand(64, 256, 1, 1).astype(bf))
+    assert t.chosen == "im2col:gemm" and "over 196 output points" in order_note(t)
+    t = explain(nhwc(rand(1, 144, 32, 32)).astype(bf), rand(24, 144, 1, 1).astype(bf))
+    assert t.chosen == "im2col:gemm" and "to c_out 24" in order_note(t)
+    dw = explain(rand(2, 64, 14, 14).astype(bf), rand(64, 1, 3, 3).astype(bf), padding=1, groups=64)
+    assert "the list's" in order_note(dw)
     f16 = explain(X1.astype(np.float16), W1.astype(np.float16))
     assert "the list's" in order_note(f16)
     # the results are the GEMM's, against float64
@@ -173,7 +186,7 @@ def test_knobs_still_decide_what_is_acceptable():
     with backends.mkldnn.flags(enabled=False):
         assert explain(XW, WW, padding=1).chosen == "winograd:f4x3"
         assert explain(X1, W1).chosen == "im2col:gemm"
-        assert explain(nhwc(X1), W1).chosen.startswith("direct:")
+        assert explain(nhwc(XB), W1).chosen.startswith("direct:")
     # A NaN makes Winograd refuse (its `finite` check): oneDNN, next in the order, runs.
     bad = XW.copy()
     bad[0, 0, 0, 0] = np.nan

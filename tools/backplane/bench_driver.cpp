@@ -3,6 +3,7 @@
 #include "bench_driver.h"
 
 #include <fmt/core.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -96,6 +97,15 @@ struct Measured {
 // with one untimed call, which takes the re-selection that entering the
 // contender's scope causes and the first touch of its private buffers; the
 // median over all timed calls is the contender's time.
+// In turns, the allocation pattern of one contender also changed the next
+// one's time: glibc serves a freed block of up to 32 MiB from its heap (the
+// mmap threshold rises to the largest such block freed), but trims the heap
+// top once it exceeds twice that, so after im2col's 52 MiB column matrix the
+// next contender's 24.5 MiB output came from fresh pages on every call,
+// faulted in one by one: oneDNN's 8x3x224x224 7x7 stem took 18 ms instead of
+// 8. So the bench fixes the mmap threshold at glibc's own upper bound and
+// never trims (steady_heap(), this process only: the library leaves malloc
+// alone), which is the state a loop of one call reaches by itself.
 struct Contender {
   std::function<void()> enter;  // enters the contender's scope (a guard kept alive until leave)
   std::function<void()> leave;
@@ -120,6 +130,11 @@ void time_slice(const Prepared& p, Contender& c, double slice_ms, int min_calls)
   c.spent += slice;
   c.peak_extra = std::max(c.peak_extra, memory_stats(Device::cpu()).peak_bytes - base);
   c.leave();
+}
+
+void steady_heap() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 // At least `repeat` calls and min_time_ms per contender, in rounds of about
@@ -195,6 +210,7 @@ nlohmann::json run(const ops::OpInfo& op, const Options& o) {
     throw_bad_value("bench --min-time", std::to_string(o.min_time_ms), "a number of milliseconds in [0, 3600000]");
   for (int t : o.threads)
     if (t < 1) throw_bad_value("bench --threads", std::to_string(t), "thread counts >= 1");
+  steady_heap();  // Note [Interleaved bench rounds]
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json summary = nlohmann::json::array();
   std::vector<int> thread_counts = o.threads.empty() ? std::vector<int>{get_num_threads()} : o.threads;

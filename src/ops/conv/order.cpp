@@ -52,7 +52,9 @@ bool winograd_leads(const int64_t* d) {
 int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[kW]; }
 
 bool direct_leads_depthwise(const int64_t* d, bool channels_last) {
-  if (!channels_last) return d[kOw] >= kDirectLeadPlaneWidth && in_elements(d) >= kDirectLeadPlaneElements;
+  if (!channels_last)
+    return d[kOw] < kDirectLeadPlaneWidth || d[kOw] >= kDirectLeadWidePlaneWidth ||
+           in_elements(d) >= kDirectLeadPlaneElements;
   return d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
 }
 
@@ -65,7 +67,9 @@ Lead default_lead(const dispatch::Problem& p) {
   const bool f32 = p.dtype == DType::f32;
   if (f32 && unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
-    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || (f32 && narrow_output(d))) return Lead::im2col;
+    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints ||
+        narrow_output(d))
+      return Lead::im2col;
   }
   if (!f32) return Lead::list;
   if (is_depthwise(d) && direct_leads_depthwise(d, channels_last)) return Lead::direct;
@@ -96,24 +100,34 @@ std::string default_order_note(const dispatch::Problem& p) {
              " channels: the per-call weight transform (cpu.conv_weight_cache is off or too small for it) is "
              "spread over enough tiles for 2.25 multiplies per output instead of 9 to win)";
     case Lead::im2col:
-      if ((p.layout & kChannelsLast) != 0 && narrow_output(d) && d[kCin] < kIm2colLeadChannelsLastMinCin)
-        return "default order: im2col:gemm first (channels-last 1x1 stride 1 from c_in " + num(d[kCin]) + " >= " +
-               num(kIm2colLeadNarrowMinCin) + " to c_out " + num(d[kCout]) + " <= " + num(kIm2colLeadNarrowMaxCout) +
-               ": one GEMM for the whole batch, where oneDNN's 1x1 kernel is slow on so narrow an output)";
-      if ((p.layout & kChannelsLast) != 0)
+      if ((p.layout & kChannelsLast) == 0)
+        return "default order: im2col:gemm first (NCHW 1x1 stride 1: one GEMM per image on the caller's memory, "
+               "where oneDNN reorders into its blocked format and back)";
+      if (d[kCin] >= kIm2colLeadChannelsLastMinCin)
         return "default order: im2col:gemm first (channels-last 1x1 stride 1 with c_in " + num(d[kCin]) + " >= " +
                num(kIm2colLeadChannelsLastMinCin) +
                ": one GEMM for the whole batch on the caller's memory, where oneDNN's 1x1 kernel is slow on a long "
                "reduction)";
-      return "default order: im2col:gemm first (NCHW 1x1 stride 1: one GEMM per image on the caller's memory, "
-             "where oneDNN reorders into its blocked format and back)";
+      if (out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
+        return "default order: im2col:gemm first (channels-last 1x1 stride 1 over " + num(out_points(d)) +
+               " output points <= " + num(kIm2colLeadChannelsLastMaxPoints) +
+               ": one GEMM of that few rows, which matmul's order gives to oneDNN's inner product, faster there "
+               "than oneDNN's 1x1 convolution)";
+      return "default order: im2col:gemm first (channels-last 1x1 stride 1 from c_in " + num(d[kCin]) + " >= " +
+             num(kIm2colLeadNarrowMinCin) + " to c_out " + num(d[kCout]) + " <= " + num(kIm2colLeadNarrowMaxCout) +
+             ": one GEMM for the whole batch, where oneDNN's 1x1 kernel is slow on so narrow an output)";
     case Lead::direct:
-      if ((p.layout & kChannelsLast) == 0)
-        return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " >= " +
-               num(kDirectLeadPlaneWidth) + " wide and " + num(in_elements(d)) + " input elements >= " +
-               num(kDirectLeadPlaneElements) + ": the kernels' planes read NCHW in place, where oneDNN reorders it)";
-      return "default order: direct kernels first (channels-last stride-1 depthwise over " + num(out_points(d)) +
-             " output points >= " + num(kDirectLeadChannelsLastPoints) + ")";
+      if ((p.layout & kChannelsLast) != 0)
+        return "default order: direct kernels first (channels-last stride-1 depthwise over " + num(out_points(d)) +
+               " output points >= " + num(kDirectLeadChannelsLastPoints) + ")";
+      if (d[kOw] < kDirectLeadPlaneWidth)
+        return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " < " +
+               num(kDirectLeadPlaneWidth) +
+               " wide: staged to channels-last by register transposes, the direct kernel beat oneDNN's)";
+      return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " wide (>= " +
+             num(kDirectLeadWidePlaneWidth) + ", or >= " + num(kDirectLeadPlaneWidth) + " with " +
+             num(in_elements(d)) + " input elements >= " + num(kDirectLeadPlaneElements) +
+             "): the kernels' planes read NCHW in place, where oneDNN reorders it)";
     case Lead::list: break;
   }
   return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "
