@@ -90,8 +90,8 @@ def main():
     def row(what, table):
         print(f"  {what:<58} -> {table.chosen}")
 
-    # NCHW depthwise with 14-wide rows: oneDNN leads (Note [Conv default order]).
-    x = rng.standard_normal((1, 64, 14, 14)).astype(np.float32)
+    # channels-last depthwise over 196 points: oneDNN leads (Note [Conv default order]).
+    x = rng.standard_normal((1, 14, 14, 64)).astype(np.float32).transpose(0, 3, 1, 2)
     w = rng.standard_normal((64, 1, 3, 3)).astype(np.float32)
     depthwise = dict(padding=1, groups=64)
     row("conv2d depthwise 3x3, default", B.explain("conv2d", x, w, **depthwise))

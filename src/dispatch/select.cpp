@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <vector>
 
 #include "backplane/log.h"
 #include "core/threads.h"
@@ -35,7 +36,9 @@ struct Choice {
 
 constexpr int kTimedRuns = 3;        // rounds every candidate gets
 constexpr int kMaxTimedRuns = 9;     // ... and those still close to the best, up to this many
-constexpr double kCloseRatio = 1.15;  // "close": best run within this factor of the best candidate's
+constexpr double kCloseRatio = 1.15;  // "close": time within this factor of the best candidate's
+constexpr double kMinSampleMs = 0.2;  // a timed sample runs a short call this long in all
+constexpr int kMaxSampleCalls = 64;
 
 double time_once_ms(const Implementation& impl, const void* params) {
   const auto t0 = Clock::now();
@@ -44,37 +47,55 @@ double time_once_ms(const Implementation& impl, const void* params) {
 }
 
 // Note [Interleaved autotune timing]
-// The candidates are timed in rounds, and each keeps its best run. Timing
-// them one after the other let a burst of load from other processes fall on
-// one candidate's runs only and crown a slower one; in rounds, a burst costs
-// every candidate the same round. Within a round a candidate runs twice in a
-// row and only the second run is timed: it runs warm (its data, packed
-// operands and scratch in cache, as in a loop of calls and as `backplane
-// bench` times it); timed right after another candidate, memory-bound
-// kernels ran cold and the choice flipped (Winograd at 0.55 ms lost to a
-// 1.07 ms direct kernel on a 56 x 56 layer).
-// Candidates whose best run is within kCloseRatio of the leader's then get
-// more rounds among themselves (up to kMaxTimedRuns): three runs each could
-// not separate ones 5-15% apart, and cpu.benchmark's choice landed 0.80-0.88x
-// of the fastest on a fifth of the near ties of a ResNet-50 / MobileNet-V2
-// bench (Winograd against oneDNN at 12%, oneDNN against a direct kernel at
-// 20%). A clear winner costs no extra run.
-void time_candidates(const Implementation* const* candidates, int count, const void* params, double* best_ms) {
-  auto time_round = [&](int round, int i) {
-    candidates[i]->run(params);  // warms this candidate's caches
-    const double ms = time_once_ms(*candidates[i], params);
-    best_ms[i] = round == 0 ? ms : std::min(best_ms[i], ms);
+// The candidates are timed in rounds. Timing them one after the other let a
+// burst of load from other processes fall on one candidate's runs only and
+// crown a slower one; in rounds, a burst costs every candidate the same
+// round. Within a round a candidate runs once untimed and then timed: it
+// runs warm (its data, packed operands and scratch in cache, as in a loop of
+// calls and as `backplane bench` times it); timed right after another
+// candidate, memory-bound kernels ran cold and the choice flipped (Winograd
+// at 0.55 ms lost to a 1.07 ms direct kernel on a 56 x 56 layer).
+// - A sample is the mean of enough calls to last kMinSampleMs (from the
+//   untimed call of the first round): one 25-50 us call on two threads is
+//   mostly the wake-up of the second.
+// - A candidate's time is the median of its samples, the statistic `backplane
+//   bench` reports: the best of three let a candidate whose calls are
+//   sometimes fast and usually slow win (a direct kernel at 0.053 ms median
+//   over oneDNN at 0.048).
+// - Candidates within kCloseRatio of the leader get more rounds among
+//   themselves (up to kMaxTimedRuns): three samples each could not separate
+//   ones 5-15% apart, and cpu.benchmark's choice landed 0.80-0.88x of the
+//   fastest on a fifth of the near ties of a ResNet-50 / MobileNet-V2 bench
+//   (Winograd against oneDNN at 12%, oneDNN against a direct kernel at 20%).
+//   A clear winner costs no extra round.
+void time_candidates(const Implementation* const* candidates, int count, const void* params, double* time_ms) {
+  std::vector<std::vector<double>> samples(static_cast<std::size_t>(count));
+  std::vector<int> calls(static_cast<std::size_t>(count), 1);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  };
+  auto time_round = [&](int i) {
+    const auto u = static_cast<std::size_t>(i);
+    const double warm = time_once_ms(*candidates[i], params);  // untimed in the result: warms this candidate
+    if (samples[u].empty() && warm > 0)
+      calls[u] = static_cast<int>(std::clamp(kMinSampleMs / warm, 1.0, double{kMaxSampleCalls}));
+    const auto t0 = Clock::now();
+    for (int c = 0; c < calls[u]; ++c) candidates[i]->run(params);
+    samples[u].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / calls[u]);
+    time_ms[i] = median(samples[u]);
   };
   for (int round = 0; round < kTimedRuns; ++round)
-    for (int i = 0; i < count; ++i) time_round(round, i);
+    for (int i = 0; i < count; ++i) time_round(i);
   for (int round = kTimedRuns; round < kMaxTimedRuns; ++round) {
-    const double lead = *std::min_element(best_ms, best_ms + count);
-    const auto close = [&](int i) { return best_ms[i] <= lead * kCloseRatio; };
+    const double lead = *std::min_element(time_ms, time_ms + count);
+    const auto close = [&](int i) { return time_ms[i] <= lead * kCloseRatio; };
     int contenders = 0;
     for (int i = 0; i < count; ++i) contenders += close(i) ? 1 : 0;
     if (contenders < 2) break;
     for (int i = 0; i < count; ++i)
-      if (close(i)) time_round(round, i);
+      if (close(i)) time_round(i);
   }
 }
 

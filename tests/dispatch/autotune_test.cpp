@@ -36,13 +36,15 @@ TEST_F(Autotune, TimesCandidatesAndPicksTheFastest) {
 }
 
 // Note [Interleaved autotune timing]: three rounds each (a warm run and a
-// timed one per round); candidates within 15% of the leader get up to nine
-// rounds among themselves, a clear loser none.
+// timed one per round for calls of 0.2 ms or more; shorter ones are timed
+// several calls at a time); candidates within 15% of the leader get up to
+// nine rounds among themselves, a clear loser none.
 TEST_F(Autotune, CloseCandidatesGetMoreRounds) {
   ToyParams clear;  // openblas:nondet (0 ms) far ahead of the rest
   (void)toy_select(clear);
   EXPECT_EQ(clear.runs[0].load(), 6);
-  EXPECT_EQ(clear.runs[1].load(), 6);
+  EXPECT_EQ(clear.runs[2].load(), 6);
+  EXPECT_GT(clear.runs[1].load(), 6);  // a call of microseconds: several per sample
   autotune_cache::clear();
   ToyParams tie;
   tie.delay_us[0] = 2000;  // builtin:fast and onednn:gated 5% apart, openblas:nondet far behind

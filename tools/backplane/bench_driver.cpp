@@ -93,7 +93,8 @@ struct Measured {
 // and on a shared or virtual machine the speed drifts over seconds (a VM
 // here alternates between states 10-25% apart). Timed back to back, two rows
 // of the same implementation differed by up to 2.4x in one ResNet-50 run;
-// in turns, every contender sees the same mix of states. Each slice starts
+// in turns (each round in a new order), every contender sees the same mix
+// of states. Each slice starts
 // with one untimed call, which takes the re-selection that entering the
 // contender's scope causes and the first touch of its private buffers; the
 // median over all timed calls is the contender's time.
@@ -148,9 +149,17 @@ std::vector<Measured> measure_interleaved(const Prepared& p, std::vector<Contend
   constexpr int kRounds = 5;
   const double slice_ms = o.min_time_ms / kRounds;
   const int per_slice = std::max(1, (std::max(1, o.repeat) + kRounds - 1) / kRounds);
+  // Each round in a new order (seeded: runs are reproducible), so no
+  // contender always follows the same one (whose cache and heap footprint
+  // it would otherwise inherit every time).
+  std::vector<std::size_t> order(cs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::mt19937 shuffle_rng(12345);
   for (bool more = true; more;) {
     more = false;
-    for (Contender& c : cs) {
+    std::shuffle(order.begin(), order.end(), shuffle_rng);
+    for (std::size_t i : order) {
+      Contender& c = cs[i];
       if (static_cast<int>(c.times.size()) >= std::max(1, o.repeat) && c.spent >= o.min_time_ms) continue;
       time_slice(p, c, slice_ms, per_slice);
       more = true;
