@@ -37,6 +37,7 @@ struct Choice {
 constexpr int kTimedRuns = 3;        // rounds every candidate gets
 constexpr int kMaxTimedRuns = 9;     // ... and those still close to the best, up to this many
 constexpr double kCloseRatio = 1.15;  // "close": time within this factor of the best candidate's
+constexpr double kHopelessRatio = 3;  // after the first round, candidates this much slower are not timed again
 constexpr double kMinSampleMs = 0.2;  // a timed sample runs a short call this long in all
 constexpr int kMaxSampleCalls = 64;
 
@@ -68,6 +69,11 @@ double time_once_ms(const Implementation& impl, const void* params) {
 //   fastest on a fifth of the near ties of a ResNet-50 / MobileNet-V2 bench
 //   (Winograd against oneDNN at 12%, oneDNN against a direct kernel at 20%).
 //   A clear winner costs no extra round.
+// - Candidates over kHopelessRatio times the leader's first sample are not
+//   timed again: they cannot win, and their runs changed the others' times
+//   (im2col's 13.6 ms calls, whose inner matmul runs on oneDNN, left
+//   oneDNN's own 0.06 ms depthwise convolution at 0.11 ms in the rounds
+//   after them, and a 25%-slower direct kernel won).
 void time_candidates(const Implementation* const* candidates, int count, const void* params, double* time_ms) {
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(count));
   std::vector<int> calls(static_cast<std::size_t>(count), 1);
@@ -86,8 +92,11 @@ void time_candidates(const Implementation* const* candidates, int count, const v
     samples[u].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / calls[u]);
     time_ms[i] = median(samples[u]);
   };
-  for (int round = 0; round < kTimedRuns; ++round)
-    for (int i = 0; i < count; ++i) time_round(i);
+  for (int i = 0; i < count; ++i) time_round(i);
+  const double first_lead = *std::min_element(time_ms, time_ms + count);
+  for (int round = 1; round < kTimedRuns; ++round)
+    for (int i = 0; i < count; ++i)
+      if (time_ms[i] <= first_lead * kHopelessRatio) time_round(i);
   for (int round = kTimedRuns; round < kMaxTimedRuns; ++round) {
     const double lead = *std::min_element(time_ms, time_ms + count);
     const auto close = [&](int i) { return time_ms[i] <= lead * kCloseRatio; };

@@ -38,13 +38,22 @@ TEST_F(Autotune, TimesCandidatesAndPicksTheFastest) {
 // Note [Interleaved autotune timing]: three rounds each (a warm run and a
 // timed one per round for calls of 0.2 ms or more; shorter ones are timed
 // several calls at a time); candidates within 15% of the leader get up to
-// nine rounds among themselves, a clear loser none.
-TEST_F(Autotune, CloseCandidatesGetMoreRounds) {
+// nine rounds among themselves; one over 3x the leader's first sample only
+// the first round.
+TEST_F(Autotune, CloseCandidatesGetMoreRoundsAndHopelessOnesOne) {
   ToyParams clear;  // openblas:nondet (0 ms) far ahead of the rest
   (void)toy_select(clear);
-  EXPECT_EQ(clear.runs[0].load(), 6);
-  EXPECT_EQ(clear.runs[2].load(), 6);
+  EXPECT_EQ(clear.runs[0].load(), 2);
+  EXPECT_EQ(clear.runs[2].load(), 2);
   EXPECT_GT(clear.runs[1].load(), 6);  // a call of microseconds: several per sample
+  autotune_cache::clear();
+  ToyParams slower;  // onednn:gated 2x the leader: three rounds, no more
+  slower.delay_us[0] = 4000;
+  slower.delay_us[1] = 4000;
+  slower.delay_us[2] = 2000;
+  EXPECT_EQ(toy_select(slower).name(), "onednn:gated");
+  EXPECT_EQ(slower.runs[0].load(), 6);
+  EXPECT_EQ(slower.runs[2].load(), 6);
   autotune_cache::clear();
   ToyParams tie;
   tie.delay_us[0] = 2000;  // builtin:fast and onednn:gated 5% apart, openblas:nondet far behind
@@ -52,7 +61,7 @@ TEST_F(Autotune, CloseCandidatesGetMoreRounds) {
   tie.delay_us[2] = 2100;
   const std::string chosen = toy_select(tie).name();
   EXPECT_TRUE(chosen == "builtin:fast" || chosen == "onednn:gated") << chosen;
-  EXPECT_EQ(tie.runs[1].load(), 6);
+  EXPECT_EQ(tie.runs[1].load(), 2);
   EXPECT_GT(tie.runs[0].load(), 6);
   EXPECT_LE(tie.runs[0].load(), 18);
   EXPECT_GT(tie.runs[2].load(), 6);

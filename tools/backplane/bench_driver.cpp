@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -94,10 +94,10 @@ struct Measured {
 // here alternates between states 10-25% apart). Timed back to back, two rows
 // of the same implementation differed by up to 2.4x in one ResNet-50 run;
 // in turns (each round in a new order), every contender sees the same mix
-// of states. Each slice starts
-// with one untimed call, which takes the re-selection that entering the
-// contender's scope causes and the first touch of its private buffers; the
-// median over all timed calls is the contender's time.
+// of states. Each slice starts with one untimed call, which takes the
+// re-selection that entering the contender's scope causes and the first
+// touch of its private buffers; the median over all timed calls is the
+// contender's time.
 // In turns, the allocation pattern of one contender also changed the next
 // one's time: glibc serves a freed block of up to 32 MiB from its heap (the
 // mmap threshold rises to the largest such block freed), but trims the heap

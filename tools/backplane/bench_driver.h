@@ -1,7 +1,8 @@
 #pragma once
 // The benchmark driver behind `backplane bench <op>` (DESIGN.md §8): runs
 // every built implementation of an op side by side in one process on the
-// same inputs (warm-up, then the median of several runs), plus the default
+// same inputs (warm-up, then the median of several runs, the contenders
+// timed in turns: Note [Interleaved bench rounds]), plus the default
 // choice and the autotuned choice, and reports time, GFLOP/s, peak extra
 // memory and ratios. Every op with a shape form (backplane/op_spec.h) has
 // it, with nothing written here per op: a shape line becomes the form's
