@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backplane/log.h"
+#include "core/median.h"
 #include "core/threads.h"
 #include "dispatch/autotune_key.h"
 
@@ -77,11 +78,6 @@ double time_once_ms(const Implementation& impl, const void* params) {
 void time_candidates(const Implementation* const* candidates, int count, const void* params, double* time_ms) {
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(count));
   std::vector<int> calls(static_cast<std::size_t>(count), 1);
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-  };
   auto time_round = [&](int i) {
     const auto u = static_cast<std::size_t>(i);
     const double warm = time_once_ms(*candidates[i], params);  // untimed in the result: warms this candidate

@@ -280,8 +280,9 @@ TEST(KernelsGemm, PackedTransposeEdges) {
 }
 
 // A column-major B (x @ w.T) is packed the same way, NR columns a strip:
-// whole and ragged strips (NR = 48 for AVX-512 fp32), k around the 8 x 8
-// blocks and the tail, contiguous and padded columns, one and several strips.
+// whole and ragged strips (NR = 48 for AVX-512 fp32, 32 bf16 pairs for the
+// bf16 kernel), k around the 8 x 8 blocks and the tail, contiguous and padded
+// columns, one and several strips.
 TEST(KernelsGemm, PackedTransposedBEdges) {
   ThreadScope one(1);
   uint32_t seed = 190;

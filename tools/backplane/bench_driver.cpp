@@ -108,15 +108,14 @@ struct Measured {
 // never trims (steady_heap(), this process only: the library leaves malloc
 // alone), which is the state a loop of one call reaches by itself.
 struct Contender {
-  std::function<void()> enter;  // enters the contender's scope (a guard kept alive until leave)
-  std::function<void()> leave;
+  std::function<std::shared_ptr<void>()> enter;  // the contender's scope: a guard, left when it is dropped
   std::vector<double> times;
   double spent = 0;
   int64_t peak_extra = 0;
 };
 
 void time_slice(const Prepared& p, Contender& c, double slice_ms, int min_calls) {
-  c.enter();
+  const std::shared_ptr<void> scope = c.enter();
   const int64_t base = memory_stats(Device::cpu()).current_bytes;
   reset_peak_memory_stats();
   p.run();
@@ -130,7 +129,6 @@ void time_slice(const Prepared& p, Contender& c, double slice_ms, int min_calls)
   }
   c.spent += slice;
   c.peak_extra = std::max(c.peak_extra, memory_stats(Device::cpu()).peak_bytes - base);
-  c.leave();
 }
 
 void steady_heap() {
@@ -142,9 +140,8 @@ void steady_heap() {
 // a fifth of min_time_ms (Note [Interleaved bench rounds]).
 std::vector<Measured> measure_interleaved(const Prepared& p, std::vector<Contender>& cs, const Options& o) {
   for (Contender& c : cs) {
-    c.enter();
+    const std::shared_ptr<void> scope = c.enter();
     for (int i = 0; i < o.warmup; ++i) p.run();
-    c.leave();
   }
   constexpr int kRounds = 5;
   const double slice_ms = o.min_time_ms / kRounds;
@@ -245,7 +242,6 @@ nlohmann::json run(const ops::OpInfo& op, const Options& o) {
         };
         std::vector<Entry> entries;
         std::vector<Contender> contenders;
-        std::shared_ptr<void> scope;  // the guard of the contender being timed
         for (const auto& info : impls) {
           if (!info.built || !info.available || !selected(info.name, o.only)) continue;
           if (info.library == "ref" && p.flops > o.reference_limit_gflop * 1e9) continue;
@@ -255,9 +251,9 @@ nlohmann::json run(const ops::OpInfo& op, const Options& o) {
           }
           entries.push_back({info.name, info.library});
           const std::string name = info.name;
-          contenders.push_back({[&scope, &op, name] { scope = std::make_shared<dispatch::ImplementationsGuard>(
-                                                           op.name, std::vector<std::string>{name}); },
-                                [&scope] { scope.reset(); }});
+          contenders.push_back({[&op, name]() -> std::shared_ptr<void> {
+            return std::make_shared<dispatch::ImplementationsGuard>(op.name, std::vector<std::string>{name});
+          }});
         }
         nlohmann::json choice = {{"shape", p.label}, {"dtype", dt}, {"threads", threads}};
         for (const bool tuned : {false, true}) {
@@ -268,10 +264,9 @@ nlohmann::json run(const ops::OpInfo& op, const Options& o) {
           entries.push_back({std::string(tuned ? "autotuned" : "default") + " -> " + chosen,
                              tuned ? "(autotuned)" : "(default)", true, tuned});
           choice[tuned ? "autotuned" : "default"] = chosen;
-          contenders.push_back(
-              {[&scope, tuned] { scope = std::make_shared<backends::cpu::flags_guard>(
-                                     backends::cpu::flags_options{.benchmark = tuned}); },
-               [&scope] { scope.reset(); }});
+          contenders.push_back({[tuned]() -> std::shared_ptr<void> {
+            return std::make_shared<backends::cpu::flags_guard>(backends::cpu::flags_options{.benchmark = tuned});
+          }});
         }
         const std::vector<Measured> measured = measure_interleaved(p, contenders, o);
         std::vector<nlohmann::json> group;

@@ -8,9 +8,10 @@
 
 #include <time.h>
 
-#include <algorithm>
+#include <vector>
 
 #include "backplane/runtime.h"
+#include "core/median.h"
 #include "ops/fft/fftw_plan.h"
 #include "ops/fft/params.h"
 
@@ -21,11 +22,6 @@ double thread_cpu_us() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 struct Timed {

@@ -11,6 +11,14 @@ namespace {
 // The signature's positions (op.cpp): batch, m, n, k.
 enum Dim { kBatch, kM, kN, kK };
 
+// The operands' layout bits, a bias aside (linear's bias does not change who packs what).
+uint32_t operand_layout(const dispatch::Problem& p) { return p.layout & ~uint32_t{kBias}; }
+
+// The linear rule's row bound for a dtype (0: the rule does not apply).
+int64_t linear_max_rows(DType dtype) {
+  return dtype == DType::f32 ? kOnednnLeadLinearMaxRowsF32 : dtype == DType::bf16 ? kOnednnLeadLinearMaxRowsBf16 : 0;
+}
+
 }  // namespace
 
 bool openblas_leads(const dispatch::Problem& p) {
@@ -21,16 +29,13 @@ bool openblas_leads(const dispatch::Problem& p) {
 }
 
 bool onednn_leads_linear(const dispatch::Problem& p) {
-  if (!p.device.is_cpu() || p.ndims != 4 || (p.layout & ~uint32_t{kBias}) != kBTransposed) return false;
+  if (!p.device.is_cpu() || p.ndims != 4 || operand_layout(p) != kBTransposed) return false;
   const int64_t* d = p.dims;
-  const int64_t max_rows = p.dtype == DType::f32    ? kOnednnLeadLinearMaxRowsF32
-                           : p.dtype == DType::bf16 ? kOnednnLeadLinearMaxRowsBf16
-                                                    : 0;
-  return d[kBatch] == 1 && d[kM] <= max_rows && d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
+  return d[kBatch] == 1 && d[kM] <= linear_max_rows(p.dtype) && d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
 }
 
 bool onednn_leads_narrow(const dispatch::Problem& p) {
-  if (!p.device.is_cpu() || p.ndims != 4 || p.dtype != DType::f32 || (p.layout & ~uint32_t{kBias}) != 0) return false;
+  if (!p.device.is_cpu() || p.ndims != 4 || p.dtype != DType::f32 || operand_layout(p) != 0) return false;
   const int64_t* d = p.dims;
   return d[kN] <= kOnednnLeadNarrowMaxN && d[kM] * d[kK] >= kOnednnLeadNarrowMinMK;
 }
@@ -50,7 +55,7 @@ std::string default_order_note(const dispatch::Problem& p) {
   if (onednn_leads_linear(p))
     return "default order: onednn:matmul first (B is a transposed view, as in x @ w.T, with m = " +
            std::to_string(p.dims[kM]) + " <= " +
-           std::to_string(p.dtype == DType::f32 ? kOnednnLeadLinearMaxRowsF32 : kOnednnLeadLinearMaxRowsBf16) +
+           std::to_string(linear_max_rows(p.dtype)) +
            " rows: Backplane's kernels would pack the transposed B on every call for too few rows to amortise it; "
            "Note [Matmul default order])";
   if (onednn_leads_narrow(p))
