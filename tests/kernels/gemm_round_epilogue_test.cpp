@@ -55,7 +55,7 @@ std::string check(GemmIsa isa, bool bf16, Shape s, float beta, bool specials, in
   auto* gemm = bf16 ? &kc::gemm_bf16 : &kc::gemm_f16;
 
   std::vector<float> want_c = c0;
-  (void)gemm(isa, va, vb, {want_c.data(), s.m, s.n, s.n, 1}, 0.5f, beta, {});
+  (void)gemm(isa, va, vb, {want_c.data(), s.m, s.n, s.n, 1}, 0.5f, beta, {}, nullptr);
   std::vector<uint16_t> want(want_c.size());
   if (bf16) {
     kc::round_f32_to_bf16_generic(want_c.data(), want.data(), static_cast<int64_t>(want.size()));
@@ -65,7 +65,7 @@ std::string check(GemmIsa isa, bool bf16, Shape s, float beta, bool specials, in
 
   std::vector<float> c = c0;
   std::vector<uint16_t> out(want.size(), 0xABCD);
-  *fused = gemm(isa, va, vb, {c.data(), s.m, s.n, s.n, 1}, 0.5f, beta, {out.data(), s.n});
+  *fused = gemm(isa, va, vb, {c.data(), s.m, s.n, s.n, 1}, 0.5f, beta, {out.data(), s.n}, nullptr);
   if (!*fused) return "";  // declined: the caller rounds C, which the plain run checks
   for (size_t e = 0; e < out.size(); ++e) {
     const bool both_nan = std::isnan(bp::to_float(bp::BFloat16{want[e]})) && bf16 && want[e] == out[e];

@@ -12,6 +12,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,6 +49,10 @@ struct Case {
   int64_t m, n, k;
   Layout la = Layout::row, lb = Layout::row, lc = Layout::row;
   double alpha = 1, beta = 0;
+  // A packed first by gemm_pack_shared_a (Note [GEMM shared A]) where it
+  // packs, and its source then overwritten with NaN: the product must read
+  // the packed copy, and read it right.
+  bool shared_a = false;
 };
 
 std::string describe(const Case& c) {
@@ -127,10 +134,33 @@ Ref reference(const std::vector<double>& a, const std::vector<double>& b, const 
 
 double bf16_round(double x) { return bp::bfloat16_bits_to_float(bf16_bits(static_cast<float>(x))); }
 
+// A packed for a shared-A batch, when cs asks for it and the GEMM packs A
+// for this shape: then A's source is overwritten with NaN (the product must
+// not read it) and *shared is set.
+struct SharedA {
+  std::unique_ptr<char, decltype(&std::free)> packed{nullptr, &std::free};
+};
+
+template <class T>
+SharedA share_a(GemmIsa isa, bp::DType src, const Case& cs, Mat<T>& a, const Geometry& gb, bool* shared) {
+  SharedA s;
+  if (!cs.shared_a) return s;
+  const std::size_t bytes = kc::gemm_shared_a_bytes(isa, src, cs.m, cs.n, cs.k, a.g.rs, a.g.cs, gb.rs, gb.cs);
+  if (bytes == 0) return s;
+  s.packed.reset(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+  kc::gemm_pack_shared_a(isa, src, a.buf.data(), a.g.rs, a.g.cs, cs.m, cs.k, s.packed.get());
+  if constexpr (std::is_same_v<T, uint16_t>) std::fill(a.buf.begin(), a.buf.end(), uint16_t{0x7fc0});  // NaN in bf16 and f16
+  else std::fill(a.buf.begin(), a.buf.end(), std::numeric_limits<T>::quiet_NaN());
+  if (shared != nullptr) *shared = true;
+  return s;
+}
+
 // Runs one case; returns the largest |error| / bound (must be <= 1) and,
 // through `dev_plain`, the largest deviation from the plain (unrounded)
 // fp32 reference relative to its fp32 bound (used to see the bf16 signature).
-double run_case(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed, double* dev_plain = nullptr) {
+// `shared`: set when the case's A was shared (Case::shared_a).
+double run_case(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed, double* dev_plain = nullptr,
+                bool* shared = nullptr) {
   std::mt19937 rng(seed);
   using Acc = double;
   const bool is64 = dt == Dt::f64;
@@ -148,8 +178,9 @@ double run_case(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed, double* dev_p
     std::vector<double> c(gc.size, nan);
     for (int64_t i = 0; i < cs.m; ++i)
       for (int64_t j = 0; j < cs.n; ++j) c[i * gc.rs + j * gc.cs] = cs.beta == 0 ? nan : c0[i * cs.n + j];
+    const SharedA sa = share_a(isa, bp::DType::f64, cs, a, b.g, shared);
     kc::gemm_f64(isa, {a.buf.data(), cs.m, cs.k, a.g.rs, a.g.cs}, {b.buf.data(), cs.k, cs.n, b.g.rs, b.g.cs},
-                 {c.data(), cs.m, cs.n, gc.rs, gc.cs}, cs.alpha, cs.beta);
+                 {c.data(), cs.m, cs.n, gc.rs, gc.cs}, cs.alpha, cs.beta, sa.packed.get());
     for (int64_t i = 0; i < cs.m; ++i)
       for (int64_t j = 0; j < cs.n; ++j) got[i * cs.n + j] = c[i * gc.rs + j * gc.cs];
     av = a.val, bv = b.val;
@@ -163,18 +194,20 @@ double run_case(GemmIsa isa, Dt dt, const Case& cs, uint32_t seed, double* dev_p
     if (dt == Dt::f32 || dt == Dt::medium) {
       auto a = make<float>(rng, cs.la, cs.m, cs.k, dt);
       auto b = make<float>(rng, cs.lb, cs.k, cs.n, dt);
+      const SharedA sa = share_a(isa, bp::DType::f32, cs, a, b.g, shared);
       kc::gemm_f32(isa, {a.buf.data(), cs.m, cs.k, a.g.rs, a.g.cs}, {b.buf.data(), cs.k, cs.n, b.g.rs, b.g.cs}, vc,
-                   alpha, beta);
+                   alpha, beta, sa.packed.get());
       av = a.val, bv = b.val;
     } else {
       auto a = make<uint16_t>(rng, cs.la, cs.m, cs.k, dt);
       auto b = make<uint16_t>(rng, cs.lb, cs.k, cs.n, dt);
+      const SharedA sa = share_a(isa, dt == Dt::bf16 ? bp::DType::bf16 : bp::DType::f16, cs, a, b.g, shared);
       const kc::MatView<const uint16_t> va{a.buf.data(), cs.m, cs.k, a.g.rs, a.g.cs};
       const kc::MatView<const uint16_t> vb{b.buf.data(), cs.k, cs.n, b.g.rs, b.g.cs};
       if (dt == Dt::bf16) {
-        kc::gemm_bf16(isa, va, vb, vc, alpha, beta);
+        kc::gemm_bf16(isa, va, vb, vc, alpha, beta, {}, sa.packed.get());
       } else {
-        kc::gemm_f16(isa, va, vb, vc, alpha, beta);
+        kc::gemm_f16(isa, va, vb, vc, alpha, beta, {}, sa.packed.get());
       }
       av = a.val, bv = b.val;
     }
@@ -388,6 +421,40 @@ TEST(KernelsGemm, TwoThreadsSplitNWithARaggedLastKBlock) {
     for (Dt dt : dtypes_for(isa))
       for (int64_t k : {770, 1000, 1024})
         for (int rep = 0; rep < 4; ++rep) expect_ok(isa, dt, {65, 64, k}, seed++);
+}
+
+// A batch's shared A (Note [GEMM shared A]): packed once, every k block of
+// it (KC is 256 or 384, 512 k steps for the bf16 pairs), rows around MR and
+// MC, row- and column-major A, one and two threads (split m and split n).
+// share_a overwrites A's source after packing, so a product that read the
+// source, or a block at the wrong offset, fails; each variant must have
+// taken the shared path on the shapes that pack A (n over the direct-A
+// bound of 4 B strips, or a column-major A).
+TEST(KernelsGemm, SharedAPackedOnce) {
+  uint32_t seed = 950;
+  struct Shape3 {
+    int64_t m, n, k;
+    Layout la;
+    int threads;
+  };
+  const Shape3 shapes[] = {{9, 200, 385, Layout::row, 1},   {15, 250, 1025, Layout::col, 1},
+                           {73, 97, 769, Layout::col, 1},   {337, 200, 300, Layout::row, 1},
+                           {2, 300, 64, Layout::row_padded, 1}, {300, 250, 520, Layout::row, 2},
+                           {16, 700, 513, Layout::col, 2}};
+  for (GemmIsa isa : supported_isas())
+    for (Dt dt : dtypes_for(isa)) {
+      int shared_count = 0;
+      for (const Shape3& s : shapes) {
+        ThreadScope team(s.threads);
+        Case cs{s.m, s.n, s.k, s.la, Layout::row, Layout::row, 1.0, s.m % 2 == 0 ? 0.5 : 0.0};
+        cs.shared_a = true;
+        bool shared = false;
+        const double worst = run_case(isa, dt, cs, seed++, nullptr, &shared);
+        EXPECT_LE(worst, 1.0) << kc::gemm_isa_name(isa) << " " << dt_name(dt) << " shared A " << describe(cs);
+        shared_count += shared;
+      }
+      EXPECT_GE(shared_count, 5) << kc::gemm_isa_name(isa) << " " << dt_name(dt);
+    }
 }
 
 // The "medium" path must really multiply bf16-rounded operands: its result

@@ -321,6 +321,40 @@ def test_a_batch_against_one_b_folds_into_rows_where_the_strides_merge(dtype):
     np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(f64(a) @ f64(b[:, 0])), rtol=tol, atol=tol)
 
 
+BUILTINS = [i for i in IMPLS if i.startswith("builtin:")]
+
+
+@pytest.mark.parametrize("impl", BUILTINS)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_broadcast_over_the_batch_is_packed_once_and_multiplies_right(impl, dtype, threads):
+    # Note [GEMM shared A]: a batch whose A is broadcast packs A once for all
+    # its products (conv's weight over a batch of images). Several k blocks
+    # (k = 777 > KC), rows off the micro-tile, a transposed A, and a NaN in
+    # one batch entry's B that must stay in that entry.
+    np_dtype, tol = DTYPES[dtype]
+    if backends.explain("matmul", rand((2, 2), np_dtype), rand((2, 2), np_dtype)).row(impl).status == "rejected":
+        pytest.skip(f"{impl} takes no {dtype}")
+    saved = backplane.get_num_threads()
+    backplane.set_num_threads(threads)
+    try:
+        for m, n, k, transposed in [(37, 200, 777, False), (19, 97, 300, True), (130, 250, 64, False)]:
+            a0 = rand((k, m) if transposed else (m, k), np_dtype)
+            a = np.broadcast_to(a0.T if transposed else a0, (2, 3, m, k))
+            b = rand((2, 3, k, n), np_dtype)
+            b[1, 2, 5, 7] = np.nan
+            with backends.implementations("matmul", impl):
+                assert backends.explain("matmul", a, b).chosen == impl
+                got = np.asarray(backplane.matmul(a, b).numpy(), np.float64)
+            want = np.asarray(a, np.float64) @ np.asarray(b, np.float64)
+            nan = np.isnan(want)
+            assert nan.sum() == m and np.array_equal(np.isnan(got), nan), (m, n, k)
+            scale = tol * max(1.0, np.sqrt(k)) * max(1.0, float(np.abs(want[~nan]).max()))
+            assert np.abs(got[~nan] - want[~nan]).max() <= scale, (m, n, k)
+    finally:
+        backplane.set_num_threads(saved)
+
+
 def test_openblas_leads_large_f32_products_where_the_widest_builtin_kernel_is_avx2():
     # Note [Matmul default order]: a rank on the problem and the hardware, never a knob.
     from conftest import cpu_has

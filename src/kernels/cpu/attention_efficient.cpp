@@ -83,7 +83,7 @@ void scores_few(const EfficientAttention& a, const uint16_t* q, int64_t nq, cons
   const MatView<const uint16_t> kb{k, nk, a.E, a.k.rs, a.k.cs};
   const MatView<const uint16_t> qt{q, a.E, nq, a.q.cs, a.q.rs};
   auto* half_gemm = D == DType::bf16 ? &gemm_bf16 : &gemm_f16;
-  half_gemm(a.half_isa, kb, qt, {st.data(), nk, nq, nq, 1}, static_cast<float>(a.scale), 0.0f, {});
+  half_gemm(a.half_isa, kb, qt, {st.data(), nk, nq, nq, 1}, static_cast<float>(a.scale), 0.0f, {}, nullptr);
   for (int64_t r = 0; r < nq; ++r)
     for (int64_t c = 0; c < nk; ++c) s[r * nk + c] = st[c * nq + r];
 }

@@ -450,7 +450,7 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     } else if constexpr (kHalf) {  // Sᵀ = scale · K·Qᵀ straight from the 16-bit views
       auto* half_gemm = kBf16 ? &gemm_bf16 : &gemm_f16;
       half_gemm(a.isa, {k + j0 * a.k.rs, nk, E, a.k.rs, a.k.cs}, {qtbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1},
-                scale, 0.0f, {});
+                scale, 0.0f, {}, nullptr);
     } else {
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
       gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));

@@ -128,10 +128,12 @@ struct Problem {
   int64_t out16_rs = 0;
   void (*round16)(GemmIsa, const float*, uint16_t*, int64_t) = nullptr;
   GemmIsa isa = GemmIsa::generic;
-  // Note [GEMM pre-packed A]: A already packed (one k block), or nullptr;
-  // its strips hold a_packed_kpad k values (0: k rounded to the k unit).
+  // Note [GEMM pre-packed A]: A already packed, or nullptr; its strips hold
+  // a_packed_kpad k values (0: the k block's, rounded to the k unit), and
+  // its k blocks (Note [GEMM shared A]) lie a_packed_block_bytes apart.
   const char* a_packed = nullptr;
   int64_t a_packed_kpad = 0;
+  int64_t a_packed_block_bytes = 0;
 };
 
 // C^T = B^T A^T: the same problem with the operands' roles swapped.
@@ -157,6 +159,13 @@ void scale_c(const Problem<Acc>& p) {  // C = beta * C (k == 0 or alpha == 0)
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// The k block: as many blocks as KC needs, then equal depths, so no block
+// is a sliver (k = 2049 gets two blocks of 1025, not 2048 + 1).
+template <class Acc>
+int64_t k_block(const GemmKernel<Acc>& kr, int64_t k) {
+  return round_up(ceil_div(k, ceil_div(k, kr.kc)), kr.k_unit);
+}
 // Splits `count` items into `parts` near-equal shares; returns share `i`.
 void share(int64_t count, int parts, int i, int64_t* begin, int64_t* end) {
   *begin = count * i / parts;
@@ -289,11 +298,8 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   // Small m: B is read in place (Note [GEMM direct B]).
   const bool direct_a = p.a_packed == nullptr && use_direct_a(kr, p);  // Note [GEMM direct A]
   const bool direct = use_direct_b(kr, p, nt);
-  // Balanced blocks: as many blocks as the default size needs, then equal
-  // sizes, so no block is a sliver (a 2049 x 2049 problem gets two kc blocks
-  // of 1025, not 2048 + 1).
-  const int64_t kb = ceil_div(p.k, kr.kc);
-  const int64_t kc = round_up(ceil_div(p.k, kb), ku);
+  // Balanced blocks, as k_block's.
+  const int64_t kc = k_block(kr, p.k);
   const int64_t nb = ceil_div(p.n, kr.nc);
   const int64_t nc = round_up(ceil_div(p.n, nb), nr);
   int64_t mb = ceil_div(p.m, kr.mc);
@@ -364,9 +370,10 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
           const int64_t mcur = std::min(mc, p.m - ic);
           if (!direct_a && p.a_packed == nullptr)
             kr.pack_a(p.a + (ic * p.a_rs + pc * p.a_cs) * p.src_bytes, p.a_rs, p.a_cs, mcur, kcur, apack);
-          // A pre-packed whole (one k block): block ic starts at strip ic / mr.
+          // A pre-packed whole: in k block pc / kc, block ic starts at strip ic / mr.
           const int64_t apad = p.a_packed != nullptr && p.a_packed_kpad > 0 ? p.a_packed_kpad : kpad;
-          const char* const ablock = p.a_packed != nullptr ? p.a_packed + ic * apad * eb : apack;
+          const char* const ablock =
+              p.a_packed != nullptr ? p.a_packed + pc / kc * p.a_packed_block_bytes + ic * apad * eb : apack;
           const int64_t strip_bytes = nr * kpad * eb;
           const int64_t a_strips = ceil_div(mcur, mr);
           const int64_t prefetch_chunk = round_up(ceil_div(strip_bytes, a_strips), 64);
@@ -470,14 +477,42 @@ bool run_small(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   return true;
 }
 
+// Note [GEMM shared A]
+// A batch whose products all have the same A (a broadcast operand: conv's
+// weight times each image's columns in im2col:gemm's NCHW products, W @
+// X[b]) packed that A again for every product: 6% of ResNet-50's 1x1
+// 256 -> 1024 layer at 14 x 14, batch 8 (perf). Such a batch packs A once,
+// every k block of it (k_block's depths, a_packed_block_bytes apart), each
+// block in the layout run_blocked packs (Note [GEMM packed panels]: strips
+// of MR rows, the block at row ic starting at strip ic / MR, as MC is a
+// multiple of MR), and every product reads it. Only where run() would take
+// run_blocked with A packed (packs_a: not the GEMV, transposed or direct-A
+// paths); run() checks again and ignores a shared A elsewhere.
+template <class Acc>
+bool packs_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  return p.m > 1 && p.n > 1 && p.k > 0 && p.c_cs == 1 && !use_direct_a(kr, p);
+}
+
+template <class Acc>
+int64_t shared_a_block_bytes(const GemmKernel<Acc>& kr, int64_t m, int64_t k) {
+  return round_up(m, kr.mr) * k_block(kr, k) * kr.elem_bytes;
+}
+
 // Returns whether C was also rounded into p.out16 (Note [GEMM rounding epilogue]).
 template <class Acc>
-bool run(const GemmKernel<Acc>& kr, Problem<Acc> p) {
+bool run(const GemmKernel<Acc>& kr, Problem<Acc> p, const void* shared_a = nullptr) {
   threads::apply_num_threads_to_this_thread();
   if (p.m <= 0 || p.n <= 0) return false;
   if (p.k <= 0 || p.alpha == Acc(0)) {
     scale_c(p);
     return false;
+  }
+  if (shared_a != nullptr && packs_a(kr, p)) {  // Note [GEMM shared A]: the problem as given, run_blocked's path
+    p.a_packed = static_cast<const char*>(shared_a);
+    p.a_packed_block_bytes = shared_a_block_bytes(kr, p.m, p.k);
+    if (p.out16 == nullptr) p.round16 = nullptr;
+    run_blocked(kr, p);
+    return p.round16 != nullptr;
   }
   if (p.n == 1 && p.m > 1) p = transposed(p);  // a column times a matrix: make it the row case
   if (p.m == 1 && kr.gemv != nullptr) {
@@ -531,19 +566,59 @@ Problem<Acc> make_problem(const char* fn, MatView<const T> a, MatView<const T> b
 }  // namespace
 
 void gemm_f32(GemmIsa isa, MatView<const float> a, MatView<const float> b, MatView<float> c, float alpha,
-              float beta) {
-  (void)run(*kernel_f32(isa, DType::f32, "gemm_f32"), make_problem("gemm_f32", a, b, c, alpha, beta));
+              float beta, const void* shared_a) {
+  (void)run(*kernel_f32(isa, DType::f32, "gemm_f32"), make_problem("gemm_f32", a, b, c, alpha, beta), shared_a);
 }
 
 void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, MatView<double> c, double alpha,
-              double beta) {
-  (void)run(*kernel_f64(isa), make_problem("gemm_f64", a, b, c, alpha, beta));
+              double beta, const void* shared_a) {
+  (void)run(*kernel_f64(isa), make_problem("gemm_f64", a, b, c, alpha, beta), shared_a);
 }
 
 bool gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
-               float beta, Out16 out) {
+               float beta, Out16 out, const void* shared_a) {
   return run(*kernel_f32(isa, DType::bf16, "gemm_bf16"),
-             with_out16(make_problem("gemm_bf16", a, b, c, alpha, beta), out, isa, &round_f32_to_bf16));
+             with_out16(make_problem("gemm_bf16", a, b, c, alpha, beta), out, isa, &round_f32_to_bf16), shared_a);
+}
+
+namespace {
+
+// The shape of one product of a shared-A batch, as packs_a reads it (the operands' addresses do not matter).
+template <class Acc>
+Problem<Acc> shared_shape(int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs,
+                          int64_t src_bytes) {
+  return Problem<Acc>{nullptr, a_rs, a_cs, nullptr, b_rs, b_cs, nullptr, n, 1, m, n, k, src_bytes, Acc(1), Acc(0)};
+}
+
+template <class Acc>
+std::size_t shared_bytes(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  if (!packs_a(kr, p)) return 0;
+  return static_cast<std::size_t>(ceil_div(p.k, k_block(kr, p.k)) * shared_a_block_bytes(kr, p.m, p.k));
+}
+
+template <class Acc>
+void pack_shared(const GemmKernel<Acc>& kr, const void* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
+                 int64_t src_bytes, void* dst) {
+  const int64_t kc = k_block(kr, k), block = shared_a_block_bytes(kr, m, k);
+  for (int64_t pc = 0; pc < k; pc += kc)
+    kr.pack_a(static_cast<const char*>(a) + pc * a_cs * src_bytes, a_rs, a_cs, m, std::min(kc, k - pc),
+              static_cast<char*>(dst) + pc / kc * block);
+}
+
+}  // namespace
+
+std::size_t gemm_shared_a_bytes(GemmIsa isa, DType src, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                                int64_t b_rs, int64_t b_cs) {
+  const int64_t sb = static_cast<int64_t>(dtype_itemsize(src));
+  if (src == DType::f64) return shared_bytes(*kernel_f64(isa), shared_shape<double>(m, n, k, a_rs, a_cs, b_rs, b_cs, sb));
+  return shared_bytes(*kernel_f32(isa, src, "gemm_shared_a_bytes"), shared_shape<float>(m, n, k, a_rs, a_cs, b_rs, b_cs, sb));
+}
+
+void gemm_pack_shared_a(GemmIsa isa, DType src, const void* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
+                        void* dst) {
+  const int64_t sb = static_cast<int64_t>(dtype_itemsize(src));
+  if (src == DType::f64) pack_shared(*kernel_f64(isa), a, a_rs, a_cs, m, k, sb, dst);
+  else pack_shared(*kernel_f32(isa, src, "gemm_pack_shared_a"), a, a_rs, a_cs, m, k, sb, dst);
 }
 
 // Note [GEMM pre-packed A]
@@ -602,9 +677,9 @@ bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64
 }
 
 bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
-              float beta, Out16 out) {
+              float beta, Out16 out, const void* shared_a) {
   return run(*kernel_f32(isa, DType::f16, "gemm_f16"),
-             with_out16(make_problem("gemm_f16", a, b, c, alpha, beta), out, isa, &round_f32_to_f16));
+             with_out16(make_problem("gemm_f16", a, b, c, alpha, beta), out, isa, &round_f32_to_f16), shared_a);
 }
 
 }  // namespace bp::kernels::cpu

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backplane/dtype.h"
+
 namespace bp::kernels::cpu {
 
 enum class GemmIsa { generic, avx2, avx512, avx512_bf16 };
@@ -34,11 +36,12 @@ struct MatView {
 };
 
 // fp32 in, fp32 out. isa avx512_bf16 = bf16 arithmetic, fp32 accumulation.
+// `shared_a`: A packed by gemm_pack_shared_a (Note [GEMM shared A]), or nullptr.
 void gemm_f32(GemmIsa isa, MatView<const float> a, MatView<const float> b, MatView<float> c, float alpha,
-              float beta);
+              float beta, const void* shared_a = nullptr);
 // f64 in and out (generic, avx2, avx512).
 void gemm_f64(GemmIsa isa, MatView<const double> a, MatView<const double> b, MatView<double> c, double alpha,
-              double beta);
+              double beta, const void* shared_a = nullptr);
 // Where a 16-bit product goes (Note [GEMM rounding epilogue]): `data` (raw
 // bf16 or f16 bits, the type of the inputs) with row stride `rs`, or nowhere.
 struct Out16 {
@@ -52,10 +55,25 @@ struct Out16 {
 // shape it does not fuse: one row or column, a column-major C): C holds the
 // product and the caller rounds it.
 bool gemm_bf16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
-               float beta, Out16 out = {});
+               float beta, Out16 out = {}, const void* shared_a = nullptr);
 // fp16 (raw uint16 bits) in; C in fp32; `out` as gemm_bf16's, in f16.
 bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,
-              float beta, Out16 out = {});
+              float beta, Out16 out = {}, const void* shared_a = nullptr);
+
+// One A for several products (Note [GEMM shared A] in gemm.cpp): products
+// C_i = alpha A B_i + beta C_i of one shape whose A (m x k, strides a_rs,
+// a_cs, elements of dtype `src`) is the same, whose B_i have the same
+// strides (b_rs, b_cs) and whose C_i are row-major: a batch with a
+// broadcast A. gemm_shared_a_bytes is the size of A packed for them, or 0
+// where such a product would not pack A (it reads A in place, or takes the
+// GEMV or transposed path): then there is nothing to share. Otherwise
+// gemm_pack_shared_a packs A into `dst` (that many bytes, 64-byte aligned),
+// and each product passes dst as `shared_a` to the gemm_* entry of `src`
+// with the same isa, on the same thread count.
+std::size_t gemm_shared_a_bytes(GemmIsa isa, DType src, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                                int64_t b_rs, int64_t b_cs);
+void gemm_pack_shared_a(GemmIsa isa, DType src, const void* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
+                        void* dst);
 
 // A packed once, multiplied many times (Note [GEMM pre-packed A] in
 // gemm.cpp), bf16 only: gemm_bf16_pack_a writes A (m x k, k at most the

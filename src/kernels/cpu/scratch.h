@@ -21,6 +21,7 @@ enum class ScratchSlot {
   sparse24_x, sparse24_values, sparse24_w,  // the 2:4 kernels (sparse24*.cpp): packed X, W's values
                                             // rounded to bf16, a thread's transposed block of W
   matmul_staging,  // the fp32 accumulators of an f16/bf16 matmul (src/ops/matmul/params.cpp)
+  matmul_shared_a,  // a batch's broadcast A, packed once (Note [GEMM shared A] in gemm.cpp)
   count
 };
 
