@@ -233,11 +233,28 @@ constexpr int64_t kDirectMaxStrips = 56;
 constexpr int64_t kDirectNearRowBytes = 2048;
 constexpr int64_t kDirectFarStrips = 32, kDirectFarStripsPairs = 2;
 
+// Reading B in place, threads split m once each gets 4+ A strips (run_blocked).
+template <class Acc>
+bool direct_splits_m(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
+  return nt > 1 && ceil_div(p.m, kr.mr) >= 4 * int64_t{nt};
+}
+// Then every thread streams all of B from where it lies, for its own rows:
+// nt times the traffic of one pass, nothing shared. Once B outgrows L2,
+// packing it once (each thread a share, all reading every strip from the
+// shared cache) was faster: two threads on Zen 5, interleaved, direct /
+// packed GFLOP/s: f32 512^3 177 / 219 and in another run 282 / 389,
+// 64 x 1024 x 1024 145 / 198, 256 x 4096 x 4096 226 / 330, 512 x 4096 x
+// 11008 238 / 269 (244 / 366); bf16 1024^3 465 / 699. With B in L2, reading
+// it in place was level or ahead: f32 256^3 196 / 193, 128^3 178 / 162,
+// 100 x 200 x 129 287 / 208; bf16 256^3 732 / 711.
+constexpr int64_t kDirectSplitMMaxBBytes = int64_t{256} << 10;
+
 // The bound is per thread: with nt threads splitting m, each reads all of B
 // in place for its own rows.
 template <class Acc>
 bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
   if (kr.direct == nullptr || p.b_cs != 1) return false;
+  if (direct_splits_m(kr, p, nt) && p.k * p.n * p.src_bytes > kDirectSplitMMaxBBytes) return false;
   const int64_t strips = ceil_div(p.m, int64_t{kr.mr} * nt);
   if (p.b_rs * p.src_bytes <= kDirectNearRowBytes) return strips <= kDirectMaxStrips;
   return strips <= (kr.k_unit == 2 ? kDirectFarStripsPairs : kDirectFarStrips);
@@ -312,7 +329,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   // is shared, so no barrier, and n split in NR strips is uneven for small n
   // (128 columns: 2 strips of 48 against 1 of 32). Fewer rows split n, so
   // two threads do not both stream all of a large B (16 x 4096 x 4096).
-  const bool direct_split_m = direct && nt > 1 && ceil_div(p.m, mr) >= 4 * int64_t{nt};
+  const bool direct_split_m = direct && direct_splits_m(kr, p, nt);
   if (direct_split_m) mb = std::max<int64_t>(mb, nt);
   const bool split_m = direct ? direct_split_m : nt > 1 && mb >= nt;
   if (split_m) mb = round_up(mb, nt);  // every thread gets the same number of A blocks
