@@ -406,6 +406,10 @@ TEST(KernelsGemm, TwoThreads) {
       expect_ok(isa, dt, {5, 1000, 257}, seed++);    // small m (B read in place): threads split n
       expect_ok(isa, dt, {33, 260, 129, Layout::row, Layout::row_padded, Layout::row, 1.0, 1.0}, seed++);
       expect_ok(isa, dt, {100, 200, 129}, seed++);  // B in place, threads split m (no barrier)
+      // Around kDirectSplitMMaxBBytes (256 KiB of B for f32): B in place or packed once, threads splitting m.
+      expect_ok(isa, dt, {100, 256, 255}, seed++);
+      expect_ok(isa, dt, {100, 256, 257}, seed++);
+      expect_ok(isa, dt, {130, 1024, 300, Layout::row, Layout::row_padded, Layout::row, 1.0, 0.5}, seed++);
       expect_ok(isa, dt, {201, 97, 257, Layout::col, Layout::row, Layout::row, 1.0, 0.5}, seed++);
     }
 }
