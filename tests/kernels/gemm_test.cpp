@@ -414,6 +414,19 @@ TEST(KernelsGemm, TwoThreads) {
     }
 }
 
+// A row-major A read in place (Note [GEMM direct A]: n within 4 B strips)
+// unless a thread's share of it passes kDirectAMaxBytesPerThread (4 MiB of
+// f32: 8066 rows of 130), then packed: both sides, one and two threads.
+TEST(KernelsGemm, DirectAAroundItsSizeBound) {
+  uint32_t seed = 980;
+  for (int threads : {1, 2})
+    for (GemmIsa isa : supported_isas())
+      for (Dt dt : dtypes_for(isa)) {
+        ThreadScope team(threads);
+        for (int64_t m : {8000, 8100}) expect_ok(isa, dt, {m * threads, 9, 130}, seed++);
+      }
+}
+
 // Split n with a shallower last k block (k = 770, 1000, 1024 under balanced
 // kc blocks): threads do not synchronise there, so a fast thread packing the
 // last block must not land on strips a slow one is still reading. Repeated,

@@ -271,6 +271,22 @@ bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
 // given in Note [GEMM direct B] (strided rows falling into one L1 set).
 constexpr int64_t kDirectAMaxStrips = 4;
 
+// ... but only while a thread's share of A is at most kDirectAMaxBytesPerThread.
+// The micro-kernel reads MR rows of A at once, element by element, which the
+// prefetchers follow well from L2 and badly from further out: a share of A
+// that does not stay in cache between calls is packed (read row by row,
+// sequentially). f32, x @ w.T, Zen 5, direct / packed ms: 25088 x 24 x 144
+// (14.4 MB of A) 2.26 / 1.88 on one thread, 1.33 / 1.07 on two; 12544 x 24
+// x 144 (7.2 MB) 1.42 / 1.07 on one thread, but 0.33 / 0.40 on two (3.6 MB
+// each); 6272 x 24 x 144 (3.6 MB) 0.32 / 0.39; 50000 x 96 x 128 9.4 / 6.8;
+// 3136 x 24 x 144 (1.8 MB) 0.14 / 0.17.
+constexpr int64_t kDirectAMaxBytesPerThread = int64_t{4} << 20;
+
+template <class Acc>
+bool a_outgrows_cache(const Problem<Acc>& p, int nt) {
+  return ceil_div(p.m, nt) * p.k * p.src_bytes > kDirectAMaxBytesPerThread;
+}
+
 template <class Acc>
 bool use_direct_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   return kr.rows_a != nullptr && p.a_cs == 1 && p.a_rs * p.src_bytes <= kDirectNearRowBytes &&
@@ -313,7 +329,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   int nt = team_size(p.m, p.n, p.k);
 
   // Small m: B is read in place (Note [GEMM direct B]).
-  const bool direct_a = p.a_packed == nullptr && use_direct_a(kr, p);  // Note [GEMM direct A]
+  const bool direct_a = p.a_packed == nullptr && use_direct_a(kr, p) && !a_outgrows_cache(p, nt);  // Note [GEMM direct A]
   const bool direct = use_direct_b(kr, p, nt);
   // Balanced blocks, as k_block's.
   const int64_t kc = k_block(kr, p.k);
