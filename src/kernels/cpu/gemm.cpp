@@ -166,6 +166,7 @@ template <class Acc>
 int64_t k_block(const GemmKernel<Acc>& kr, int64_t k) {
   return round_up(ceil_div(k, ceil_div(k, kr.kc)), kr.k_unit);
 }
+
 // Splits `count` items into `parts` near-equal shares; returns share `i`.
 void share(int64_t count, int parts, int i, int64_t* begin, int64_t* end) {
   *begin = count * i / parts;
