@@ -284,14 +284,15 @@ constexpr int64_t kDirectAMaxStrips = 4;
 constexpr int64_t kDirectAMaxBytesPerThread = int64_t{4} << 20;
 
 template <class Acc>
-bool a_outgrows_cache(const Problem<Acc>& p, int nt) {
-  return ceil_div(p.m, nt) * p.k * p.src_bytes > kDirectAMaxBytesPerThread;
-}
-
-template <class Acc>
 bool use_direct_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   return kr.rows_a != nullptr && p.a_cs == 1 && p.a_rs * p.src_bytes <= kDirectNearRowBytes &&
          ceil_div(p.n, kr.nr) <= kDirectAMaxStrips;
+}
+
+// Whether run_blocked reads A in place, with nt threads (Note [GEMM direct A]).
+template <class Acc>
+bool reads_a_in_place(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
+  return use_direct_a(kr, p) && ceil_div(p.m, nt) * p.k * p.src_bytes <= kDirectAMaxBytesPerThread;
 }
 
 // Note [GEMM next strip prefetch]
@@ -330,7 +331,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   int nt = team_size(p.m, p.n, p.k);
 
   // Small m: B is read in place (Note [GEMM direct B]).
-  const bool direct_a = p.a_packed == nullptr && use_direct_a(kr, p) && !a_outgrows_cache(p, nt);  // Note [GEMM direct A]
+  const bool direct_a = p.a_packed == nullptr && reads_a_in_place(kr, p, nt);  // Note [GEMM direct A]
   const bool direct = use_direct_b(kr, p, nt);
   // Balanced blocks, as k_block's.
   const int64_t kc = k_block(kr, p.k);
@@ -524,7 +525,7 @@ bool run_small(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
 // paths); run() checks again and ignores a shared A elsewhere.
 template <class Acc>
 bool packs_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
-  return p.m > 1 && p.n > 1 && p.k > 0 && p.c_cs == 1 && !use_direct_a(kr, p);
+  return p.m > 1 && p.n > 1 && p.k > 0 && p.c_cs == 1 && !reads_a_in_place(kr, p, team_size(p.m, p.n, p.k));
 }
 
 template <class Acc>
@@ -667,7 +668,7 @@ void gemm_pack_shared_a(GemmIsa isa, DType src, const void* a, int64_t a_rs, int
 std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k) {
   const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
   if (k > kr.kc || m <= 0 || k <= 0) return 0;
-  return static_cast<std::size_t>(round_up(m, kr.mr) * round_up(k, kr.k_unit) * kr.elem_bytes);
+  return static_cast<std::size_t>(shared_a_block_bytes(kr, m, k));  // one k block: k rounded to the k unit
 }
 
 void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst) {
