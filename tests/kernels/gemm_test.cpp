@@ -327,8 +327,9 @@ TEST(KernelsGemm, PackedTransposedBEdges) {
 }
 
 // Small m reads row-major B in place (Note [GEMM direct B] in gemm.cpp)
-// instead of packing it; larger m packs. Both sides of that threshold (at 32
-// A strips: 256 rows for fp32, 448 for the bf16 pairs), every ragged row count
+// instead of packing it; larger m packs. Both sides of that threshold (on
+// one thread 80 A strips for fp32: 640 rows; 56 for the bf16 pairs: 784
+// rows; 448 rows is fp32's bound with threads), every ragged row count
 // of a strip (tiles of 2, 4, 8 or MR rows), ragged and masked column strips,
 // odd k (a bf16 pair without partner), k around the direct path's blocks,
 // padded rows of B, and A row- or column-major.
@@ -341,7 +342,7 @@ TEST(KernelsGemm, DirectAndPackedBAroundTheSmallMThreshold) {
       for (int64_t m : ms)
         for (int64_t n : {17, 32, 33, 48, 100})
           for (int64_t k : {1, 17, 129}) expect_ok(isa, dt, {m, n, k}, seed++);
-      for (int64_t m : {255, 256, 257, 448, 449, 784, 785})
+      for (int64_t m : {255, 256, 257, 448, 449, 640, 641, 784, 785})
         for (Layout lb : {Layout::row, Layout::col}) expect_ok(isa, dt, {m, 33, 19, Layout::row, lb}, seed++);
       // B's rows more than 2 KiB apart: the direct bound drops (2 strips for
       // the bf16 pairs kernel, 32 for fp32), so both sides of each.
@@ -406,9 +407,13 @@ TEST(KernelsGemm, TwoThreads) {
       expect_ok(isa, dt, {5, 1000, 257}, seed++);    // small m (B read in place): threads split n
       expect_ok(isa, dt, {33, 260, 129, Layout::row, Layout::row_padded, Layout::row, 1.0, 1.0}, seed++);
       expect_ok(isa, dt, {100, 200, 129}, seed++);  // B in place, threads split m (no barrier)
-      // Around kDirectSplitMMaxBBytes (256 KiB of B for f32): B in place or packed once, threads splitting m.
+      // Around kDirectSplitMMaxBBytes (256 KiB of bf16 B: the pairs kernel's bound): B in place or packed
+      // once, threads splitting m; fp32 reads B in place either side.
       expect_ok(isa, dt, {100, 256, 255}, seed++);
       expect_ok(isa, dt, {100, 256, 257}, seed++);
+      expect_ok(isa, dt, {100, 256, 511}, seed++);
+      expect_ok(isa, dt, {100, 256, 513}, seed++);
+      expect_ok(isa, dt, {900, 64, 40}, seed++);  // 57 strips a thread: fp32 packs B again
       expect_ok(isa, dt, {130, 1024, 300, Layout::row, Layout::row_padded, Layout::row, 1.0, 0.5}, seed++);
       expect_ok(isa, dt, {201, 97, 257, Layout::col, Layout::row, Layout::row, 1.0, 0.5}, seed++);
     }

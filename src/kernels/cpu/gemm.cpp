@@ -222,7 +222,15 @@ void barrier(int nt) {
 // is re-read and re-interleaved for each of 73 A strips); fp32 384^3 247 ->
 // 254, 512^3 equal. So the bound is 56 strips per thread: 448 rows fp32,
 // 784 bf16.
+// Once the direct kernels stopped prefetching B themselves (Note [Direct B
+// without software prefetch] in gemm_avx512_direct.h), fp32 on one thread
+// gained past that bound too (interleaved, GFLOP/s direct / packed: 512^3
+// 211 / 197, 640^3 207 / 198; 768^3 level, 896^3 noisy either way, 1024^3
+// 186 / 197), so fp32's bound on one thread is 80 strips (640 rows). With
+// threads splitting m, 56 still: 1024^3 on two threads (64 strips each)
+// measured 1-6% slower direct.
 constexpr int64_t kDirectMaxStrips = 56;
+constexpr int64_t kDirectMaxStripsFp32OneThread = 80;
 // ... but only while B's rows are at most this many bytes apart. Rows 8 KiB
 // apart (n = 4096 bf16) all fall in one L1 set, so a strip's kc rows evict
 // each other before the next A strip reads them again: bf16 64 x 4096 x
@@ -240,24 +248,29 @@ bool direct_splits_m(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
   return nt > 1 && ceil_div(p.m, kr.mr) >= 4 * int64_t{nt};
 }
 // Then every thread streams all of B from where it lies, for its own rows:
-// nt times the traffic of one pass, nothing shared. Once B outgrows L2,
-// packing it once (each thread a share, all reading every strip from the
-// shared cache) was faster: two threads on Zen 5, interleaved, direct /
-// packed GFLOP/s: f32 512^3 177 / 219 and in another run 282 / 389,
-// 64 x 1024 x 1024 145 / 198, 256 x 4096 x 4096 226 / 330, 512 x 4096 x
-// 11008 238 / 269 (244 / 366); bf16 1024^3 465 / 699. With B in L2, reading
-// it in place was level or ahead: f32 256^3 196 / 193, 128^3 178 / 162,
-// 100 x 200 x 129 287 / 208; bf16 256^3 732 / 711.
-constexpr int64_t kDirectSplitMMaxBBytes = int64_t{256} << 10;
+// nt times the traffic of one pass, nothing shared. For the bf16 pairs
+// kernel, once B outgrows L2, packing it once (each thread a share, all
+// reading every strip from the shared cache) is faster: two threads on Zen
+// 5, interleaved, direct / packed GFLOP/s: bf16 1024^3 465 / 699, and 613 /
+// 795 without the direct kernel's own prefetches; with B in L2, reading it
+// in place was level or ahead: bf16 256^3 732 / 711, 512^3 level. fp32 had
+// the same bound (512^3 282 / 389, 64 x 1024 x 1024 145 / 198) until the
+// direct kernel's software prefetches went (Note [Direct B without software
+// prefetch]): since, reading B in place is level or ahead at every size
+// measured: 384^3 422 / 400, 512^3 400 / 376, 64 x 1024 x 1024 372 / 277,
+// 256 x 4096 x 4096 334 / 341, 512 x 4096 x 11008 375 / 369.
+constexpr int64_t kDirectSplitMMaxBBytes = int64_t{256} << 10;  // bf16 pairs only
 
 // The bound is per thread: with nt threads splitting m, each reads all of B
 // in place for its own rows.
 template <class Acc>
 bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
   if (kr.direct == nullptr || p.b_cs != 1) return false;
-  if (direct_splits_m(kr, p, nt) && p.k * p.n * p.src_bytes > kDirectSplitMMaxBBytes) return false;
+  const bool pairs = kr.k_unit == 2;
+  if (pairs && direct_splits_m(kr, p, nt) && p.k * p.n * p.src_bytes > kDirectSplitMMaxBBytes) return false;
   const int64_t strips = ceil_div(p.m, int64_t{kr.mr} * nt);
-  if (p.b_rs * p.src_bytes <= kDirectNearRowBytes) return strips <= kDirectMaxStrips;
+  if (p.b_rs * p.src_bytes <= kDirectNearRowBytes)
+    return strips <= (!pairs && nt == 1 ? kDirectMaxStripsFp32OneThread : kDirectMaxStrips);
   return strips <= (kr.k_unit == 2 ? kDirectFarStripsPairs : kDirectFarStrips);
 }
 

@@ -5,7 +5,20 @@
 // B element would be used by only ceil(m / MR) tiles, so writing B out and
 // reading it back (16 x 4096 x 4096: as long as the whole multiply) is the
 // larger part of the work; reading the source rows directly costs one
-// strided pass with software prefetch instead.
+// strided pass instead.
+//
+// Note [Direct B without software prefetch]
+// The B rows are left to the hardware prefetchers, which follow the strided
+// rows of a strip (and the next strip's lines) on their own. Two software
+// prefetches per line (16 rows ahead, and the next strip's line) cost more
+// than they saved once Zen 5 was measured interleaved, one process per
+// variant, same inputs: fp32 one thread, GFLOP/s without / with: 256^3 219
+// / 210, 128^3 216 / 203, 384^3 226 / 220, 64 x 1024 x 1024 215 / 166,
+// 32 x 512 x 2048 210 / 159, 128 x 4096 x 4096 189 / 155 (the row 16 ahead
+// was the costly one: alone it lost as much, the next-strip one alone
+// little), 16 x 4096 x 4096 92 / 89; two threads 256^3 400 / 374; bf16
+// 256^3 424 / 412, 512^3 419 / 389, 64 x 1024 x 1024 381 / 301, 16 x 4096
+// x 4096 level (DRAM-bound). Only the packed A strip is still prefetched.
 //
 // Only gemm_avx512.cpp and gemm_avx512_bf16.cpp include this (AVX-512 flags);
 // anonymous namespace for the reason given in gemm_pack.h.
@@ -36,11 +49,6 @@ namespace {
 template <class Acc, class Step>
 constexpr int kLane = Step::kUnit == 2 ? 4 : static_cast<int>(sizeof(Acc));
 
-// How far ahead (in k steps) the B rows are prefetched. A tile takes ~25
-// cycles per k step, so 16 steps cover a DRAM miss on the first A strip of
-// a block; later strips find the rows in L1/L2.
-constexpr int kDirectPrefetchRows = 16;
-
 // fp32 / f64: one k step is one source row of B, NV vectors of it.
 template <class Acc>
 struct FmaDirect {
@@ -64,19 +72,6 @@ struct FmaDirect {
       } else {
         bv[v] = _mm512_loadu_pd(row + v * V::L);
       }
-    }
-  }
-  // Two fetches per line of the tile's row: the same line kDirectPrefetchRows
-  // rows down (for this strip), and the next strip's line of this row (the
-  // next strip reads it one kc block later: adjacent lines of a DRAM page,
-  // fetched while the page is open). Each alone measured slower.
-  template <int NV>
-  static void prefetch(const char* b, int64_t rs) {
-    constexpr int bytes = NV * V::L * static_cast<int>(sizeof(Acc));
-#pragma GCC unroll 4
-    for (int line = 0; line < bytes; line += 64) {
-      _mm_prefetch(b + kDirectPrefetchRows * rs + line, _MM_HINT_T0);
-      _mm_prefetch(b + bytes + line, _MM_HINT_T0);
     }
   }
 };
@@ -119,14 +114,6 @@ struct Bf16PairDirect {
     const bool masked = Masked || NV == 1;
     interleave(row(b, NV == 1 ? std::min(n, 16) : n, masked), _mm512_setzero_si512(), bv);
   }
-  template <int NV>
-  static void prefetch(const char* b, int64_t rs) {
-    const char* r = b + 2 * kDirectPrefetchRows * rs;  // as many units ahead as the fp32 step
-    _mm_prefetch(r, _MM_HINT_T0);
-    _mm_prefetch(r + rs, _MM_HINT_T0);
-    _mm_prefetch(b + 64, _MM_HINT_T0);  // the next strip's lines (see FmaDirect)
-    _mm_prefetch(b + rs + 64, _MM_HINT_T0);
-  }
   // Columns 0-15 and 16-31 of a tile row from its (low, high) accumulators.
   static R first_half(R lo, R hi) {
     return _mm512_permutex2var_ps(lo, _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23), hi);
@@ -162,8 +149,7 @@ __attribute__((noinline)) void direct_tile_cols(int64_t k, ASrc a, const char* b
   for (int64_t u = 0; u < units; ++u) {
     R bv[NV];
     Step::template load<NV, Masked>(b, rs, n, bv);
-    Step::template prefetch<NV>(b, rs);
-    a.prefetch();
+    a.prefetch();  // B: Note [Direct B without software prefetch]
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
       R ai;
