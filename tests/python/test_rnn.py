@@ -673,3 +673,23 @@ def test_input_projection_first_against_the_oracle(mode, batch, hidden, dtype):
             assert np.isfinite(o[:, :batch - 1]).all()
         else:
             assert np.isfinite(o).all()
+
+
+# A row block's recurrent product runs k in ranges of the kernel's panel slice (128 KiB on AVX-512: k up to
+# 512 for LSTM, 682 for GRU, 2048 for RNN), keeping partial sums between them (cell_kernel.h, rows_of):
+# hidden sizes just past each, with several row blocks (batch 7 and 9), against the oracle.
+@pytest.mark.parametrize("mode,hidden,batch", [("LSTM", 530, 7), ("GRU", 700, 9), ("RNN_TANH", 2050, 9)])
+def test_recurrent_product_over_several_k_ranges_against_the_oracle(mode, hidden, batch):
+    steps, inp = 3, 4
+    m = make(mode, inp, hidden, num_layers=1, dtype="float32")
+    x = rand((steps, batch, inp), 51, 1.0).astype("float32")
+    h0 = rand((1, batch, hidden), 52, 0.5).astype("float32")
+    c0 = rand((1, batch, hidden), 53, 0.5).astype("float32")
+    hx = ((backplane.asarray(h0), backplane.asarray(c0)) if mode == "LSTM" else backplane.asarray(h0))
+    out, state = run(m, backplane.asarray(x), hx, impl="packed:cpu")
+    h, c = split_state(mode, state)
+    ref_out, ref_h, ref_c = rnn_oracle.run(mode, state64(m), x, 1, False, h0, c0)
+    np.testing.assert_allclose(arr(out), ref_out, atol=1e-4, rtol=1e-4)
+    np.testing.assert_allclose(arr(h), ref_h, atol=1e-4, rtol=1e-4)
+    if mode == "LSTM":
+        np.testing.assert_allclose(arr(c), ref_c, atol=1e-4, rtol=1e-4)

@@ -28,9 +28,14 @@ struct F32 {
     return (vec)_mm512_fmadd_ps(r, _mm512_fnmadd_ps((__m512)d, r, _mm512_set1_ps(1.0f)), r);
   }
   static constexpr int rows4 = 6, rows3 = 8, rows1 = 8;  // rows per step tile: 32 registers
-  // The k range of a panel slice shared by the row blocks: 32 KiB (128 k of an LSTM's 16-unit panel) cut
-  // the step's time by 7% against 16 KiB on Zen 5 (48 KiB L1; 24 and 64 KiB measured between the two).
-  static constexpr int64_t l1_slice_bytes = 32 << 10;
+  // The k range of a panel slice shared by the row blocks: 128 KiB (an LSTM's whole 16-unit panel up to
+  // K = 512), so a row block runs all of it in one pass from L2 rather than a slice at a time from L1 with
+  // its partial sums stored in between. 32 KiB had cut the step's time by 7% against 16 KiB on Zen 5 (48
+  // KiB L1); re-measured once the GEMM's direct kernel had lost its software prefetches (interleaved,
+  // packed:cpu GFLOP/s, 128 / 32 KiB): LSTM 256 -> 512 x 2 batch 32 one thread 200-204 / 190-195, two
+  // threads 385 / 376; batch 8 189 / 169; GRU 203-206 / 191-200; LSTM 1024 -> 1024 batch 32 185 / 171-187;
+  // 64 and 256 KiB fell between or below.
+  static constexpr int64_t slice_bytes = 128 << 10;
   // r[i] becomes column i of the 16 x 16 tile whose rows were r[0..15] (the packing of the recurrent
   // panels: rows of W are units, the panel's vectors are 16 units at one k).
   static void transpose16(vec (&r)[16]) {

@@ -43,9 +43,9 @@ struct Kernel {
   using vec = typename Traits::vec;
   static constexpr int V = Traits::V;
   static constexpr int64_t kPrefetchK = 16;      // how far ahead (in k) the batch-1 loop prefetches the panel
-  // The panel slice the row blocks share in L1 (the traits' own where measured: AVX-512, 32 KiB).
-  static constexpr int64_t kL1Bytes = [] {
-    if constexpr (requires { Traits::l1_slice_bytes; }) return int64_t{Traits::l1_slice_bytes};
+  // The panel slice the row blocks share in cache (the traits' own where measured: AVX-512, 128 KiB).
+  static constexpr int64_t kSliceBytes = [] {
+    if constexpr (requires { Traits::slice_bytes; }) return int64_t{Traits::slice_bytes};
     else return int64_t{16 << 10};
   }();
   static constexpr int64_t kTailK = 96;          // how many k before the end of a product the epilogue prefetches
@@ -277,7 +277,7 @@ struct Kernel {
 
   // The rows in blocks of at most R, balanced (32 rows with R = 6: 6, 6, 5, 5, 5, 5) so that no block is
   // a small remainder with few accumulators per panel load. With several blocks, k goes in ranges whose
-  // slice of the panel (kL1Bytes) stays in L1 while every block uses it (Note [Recurrent panels]).
+  // slice of the panel (kSliceBytes) stays in cache while every block uses it (Note [Recurrent panels]).
   // The epilogue reads this step's input projections (and LSTM's c) of its unit block: B * G lines written
   // by the projection GEMM many steps earlier, so no longer in L1 / L2 (at batch 32 half of the epilogue's
   // time was spent waiting for them). So while the products of block u run, the lines of the block this
@@ -318,7 +318,7 @@ struct Kernel {
   static void rows_of(const StepArgs<T>& s, int64_t u) {
     const int64_t blocks = (s.rows + R - 1) / R;
     const int64_t base = s.rows / blocks, extra = s.rows % blocks;
-    const int64_t chunk = blocks == 1 ? s.K : std::max<int64_t>(16, kL1Bytes / (G * V * int64_t(sizeof(T))));
+    const int64_t chunk = blocks == 1 ? s.K : std::max<int64_t>(16, kSliceBytes / (G * V * int64_t(sizeof(T))));
     thread_local std::vector<T> partial;
     if (chunk < s.K && partial.size() < static_cast<size_t>(s.rows * G * V)) partial.resize(static_cast<size_t>(s.rows * G * V));
     const int64_t calls = blocks * ((s.K + chunk - 1) / chunk);
