@@ -10,6 +10,7 @@
 // ml_dtypes do), keep NaN a NaN and overflow to infinity.
 
 #include <complex>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -45,13 +46,35 @@ struct BFloat16 {
   uint16_t bits;
 };
 
+// Round to nearest, ties to even; NaN becomes the quiet NaN with its sign,
+// overflow infinity.
 uint16_t half_bits_from_double(double x);
 uint16_t bfloat16_bits_from_double(double x);
 float half_bits_to_float(uint16_t bits);
-float bfloat16_bits_to_float(uint16_t bits);
+// bf16 is the top half of an f32, so widening is a shift.
+// (memcpy rather than std::bit_cast: CUDA sources include this header as C++17.)
+inline float bfloat16_bits_to_float(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+// The same bits as bfloat16_bits_from_double(x), inline and without the
+// double: bf16 keeps f32's exponent, so rounding is on the f32 bits (the
+// carry of a rounding up walks into the exponent, and from the largest
+// finite values into the infinity pattern; f32 subnormals land on bf16's).
+// Every f32 -> bf16 copy of a tensor goes through here, so it must not cost
+// an out-of-line call per element.
+inline uint16_t bfloat16_bits_from_float(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7FC0u);
+  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
 
 inline Half half_from_float(float x) { return Half{half_bits_from_double(x)}; }
-inline BFloat16 bfloat16_from_float(float x) { return BFloat16{bfloat16_bits_from_double(x)}; }
+inline BFloat16 bfloat16_from_float(float x) { return BFloat16{bfloat16_bits_from_float(x)}; }
 inline float to_float(Half h) { return half_bits_to_float(h.bits); }
 inline float to_float(BFloat16 b) { return bfloat16_bits_to_float(b.bits); }
 

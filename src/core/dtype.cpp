@@ -136,9 +136,5 @@ DType parse_dtype(std::string_view text) {
 uint16_t half_bits_from_double(double x) { return narrow_bits_from_double<5, 10>(x); }
 uint16_t bfloat16_bits_from_double(double x) { return narrow_bits_from_double<8, 7>(x); }
 float half_bits_to_float(uint16_t bits) { return narrow_bits_to_float<5, 10>(bits); }
-float bfloat16_bits_to_float(uint16_t bits) {
-  // bf16 is the top half of an f32, so widening is a shift.
-  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-}
 
 }  // namespace bp

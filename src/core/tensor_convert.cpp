@@ -54,6 +54,8 @@ D convert(S raw) {
     return D(static_cast<typename D::value_type>(v), 0);
   } else if constexpr (std::is_same_v<D, Half>) {
     return Half{half_bits_from_double(static_cast<double>(v))};
+  } else if constexpr (std::is_same_v<D, BFloat16> && std::is_same_v<V, float>) {
+    return bfloat16_from_float(v);  // inline: the loop over a row vectorises
   } else if constexpr (std::is_same_v<D, BFloat16>) {
     return BFloat16{bfloat16_bits_from_double(static_cast<double>(v))};
   } else if constexpr (std::is_integral_v<D> && std::is_floating_point_v<V>) {

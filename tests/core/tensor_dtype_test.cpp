@@ -108,6 +108,20 @@ TEST(HalfConversion, EveryPatternRoundTrips) {
   }
 }
 
+// The inline f32 -> bf16 rounding gives the bits of the reference (through
+// double) for every upper half of an f32 with lower halves on both sides of
+// each tie (exact, just below, at, just above half, the largest): zeros,
+// subnormals, the carry into the exponent and into infinity, infinities and
+// NaNs with any payload, both signs.
+TEST(BFloat16Conversion, InlineFloatRoundingMatchesTheReferenceBits) {
+  const uint32_t lows[] = {0x0000, 0x0001, 0x7FFF, 0x8000, 0x8001, 0xC000, 0xFFFF};
+  for (uint32_t hi = 0; hi <= 0xFFFF; ++hi)
+    for (uint32_t lo : lows) {
+      const float x = from_bits(hi << 16 | lo);
+      ASSERT_EQ(bp::bfloat16_bits_from_float(x), bp::bfloat16_bits_from_double(x)) << std::hex << (hi << 16 | lo);
+    }
+}
+
 TEST(HalfConversion, FloatWrappersAreTheSameRounding) {
   EXPECT_EQ(bp::half_from_float(0.1f).bits, bp::half_bits_from_double(0.1f));
   EXPECT_EQ(bp::to_float(bp::bfloat16_from_float(2.5f)), 2.5f);
