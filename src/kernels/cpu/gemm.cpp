@@ -271,7 +271,7 @@ bool use_direct_b(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
   const int64_t strips = ceil_div(p.m, int64_t{kr.mr} * nt);
   if (p.b_rs * p.src_bytes <= kDirectNearRowBytes)
     return strips <= (!pairs && nt == 1 ? kDirectMaxStripsFp32OneThread : kDirectMaxStrips);
-  return strips <= (kr.k_unit == 2 ? kDirectFarStripsPairs : kDirectFarStrips);
+  return strips <= (pairs ? kDirectFarStripsPairs : kDirectFarStrips);
 }
 
 // Note [GEMM direct A]

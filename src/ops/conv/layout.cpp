@@ -14,12 +14,6 @@ namespace {
 
 constexpr int64_t kBlock = 32;  // transpose blocks of kBlock x kBlock elements (L1-resident)
 
-inline float bf16_to_f32(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
 inline uint16_t f32_to_bf16(float x) {  // round to nearest even; NaN stays NaN
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);
@@ -31,7 +25,7 @@ template <class T>
 float load(const T* p) {
   if constexpr (std::is_same_v<T, float>) return *p;
   else if constexpr (std::is_same_v<T, double>) return static_cast<float>(*p);
-  else if constexpr (std::is_same_v<T, BFloat16>) return bf16_to_f32(p->bits);
+  else if constexpr (std::is_same_v<T, BFloat16>) return bfloat16_bits_to_float(p->bits);
   else return half_bits_to_float(p->bits);
 }
 template <class T>
