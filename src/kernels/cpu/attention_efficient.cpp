@@ -88,18 +88,14 @@ void scores_few(const EfficientAttention& a, const uint16_t* q, int64_t nq, cons
     for (int64_t c = 0; c < nk; ++c) s[r * nk + c] = st[c * nq + r];
 }
 
-// o (nq x Ev) += w (nq x nk) · v_rows. bf16: the weights are rounded to
-// bf16 and v is read in place (as flash:cpu does, Note [bf16 flash]); f16
-// values are widened first, since the weights are in Acc.
+// o (nq x Ev) += w (nq x nk) · v_rows. bf16: the weights are already
+// bf16 in ws.w16 (fold_row) and v is read in place (as flash:cpu does, Note
+// [bf16 flash]); f16 values are widened first, since the weights are in Acc.
 template <DType D>
 void add_values(const EfficientAttention& a, const typename Io<D>::Acc* w, int64_t nq, int64_t nk,
                 const typename Io<D>::T* v, Workspace<typename Io<D>::Acc>& ws) {
   using Acc = typename Io<D>::Acc;
   if constexpr (D == DType::bf16) {
-    ws.w16.resize(static_cast<std::size_t>(nq * nk));
-    if (softmax_vec_for(a.isa) == SoftmaxVec::avx512) detail::round_bf16_avx512(w, ws.w16.data(), nq * nk);
-    else
-      for (int64_t i = 0; i < nq * nk; ++i) ws.w16[i] = finite_to_bf16(w[i]);
     gemm_bf16(a.half_isa, {ws.w16.data(), nq, nk, nk, 1}, {v, nk, a.Ev, a.v.rs, a.v.cs},
               {ws.o.data(), nq, a.Ev, a.Ev, 1}, 1.0f, 1.0f);
     return;
@@ -120,10 +116,12 @@ void add_values(const EfficientAttention& a, const typename Io<D>::Acc* w, int64
 }
 
 // Folds one score row (keys j0..j0+nk of query row i) into its running
-// state and leaves the row's weights in s (0 for keys it does not see).
+// state and leaves the row's weights in s (0 for keys it does not see), or
+// for bf16 (w not null) in w, rounded: one pass from the scores to the
+// weights the value GEMM reads.
 template <class Acc>
-void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64_t j0, int64_t nk, Acc* s, Acc& m,
-              Acc& l, Acc* o) {
+void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64_t j0, int64_t nk, Acc* s,
+              uint16_t* w, Acc& m, Acc& l, Acc* o) {
   constexpr Acc kNegInf = -std::numeric_limits<Acc>::infinity();
   // Keys past i are cut off by the causal limit.
   const int64_t visible = a.causal ? std::clamp<int64_t>(i + 1 - j0, 0, nk) : nk;
@@ -132,11 +130,25 @@ void fold_row(const EfficientAttention& a, const Acc* mask_row, int64_t i, int64
   const SoftmaxVec vec = softmax_vec_for(a.isa);
   const Acc m_new = row_max(s, visible, m, vec);  // Note [NaN in attention]
   if (m_new == kNegInf) {  // no key seen so far: the row contributes nothing yet
-    std::fill(s, s + nk, Acc(0));
+    if (w) std::fill(w, w + nk, uint16_t{0});
+    else std::fill(s, s + nk, Acc(0));
     return;
   }
-  const Acc sum = exp_shifted_sum(s, visible, m_new, vec);
-  std::fill(s + visible, s + nk, Acc(0));
+  Acc sum;
+  if constexpr (std::is_same_v<Acc, float>) {
+    if (w && a.half_isa == GemmIsa::avx512_bf16 && flash_bf16_step_supported()) {
+      sum = detail::exp_shifted_sum_to_bf16_avx512bf16(s, visible, m_new, w);
+    } else {
+      sum = exp_shifted_sum(s, visible, m_new, vec);
+      if (w && vec == SoftmaxVec::avx512) detail::round_bf16_avx512(s, w, visible);
+      else if (w)
+        for (int64_t c = 0; c < visible; ++c) w[c] = finite_to_bf16(s[c]);
+    }
+  } else {
+    sum = exp_shifted_sum(s, visible, m_new, vec);
+  }
+  if (w) std::fill(w + visible, w + nk, uint16_t{0});
+  else std::fill(s + visible, s + nk, Acc(0));
   const Acc shrink = std::exp(m - m_new);  // 0 on the first visible block, 1 when the max holds
   if (shrink != Acc(1)) {
     l *= shrink;
@@ -170,10 +182,16 @@ void run_task(const EfficientAttention& a, int64_t n, int64_t i0, Workspace<type
     } else {
       scores<D>(a, q, nq, k + j0 * a.k.rs, nk, ws.s.data());
     }
+    uint16_t* w16 = nullptr;
+    if constexpr (D == DType::bf16) {
+      ws.w16.resize(static_cast<std::size_t>(nq * nk));
+      w16 = ws.w16.data();
+    }
     for (int64_t r = 0; r < nq; ++r) {
       const int64_t i = i0 + r;
       const Acc* mask_row = mask ? mask + i * a.mask.rs + j0 * a.mask.cs : nullptr;
-      fold_row<Acc>(a, mask_row, i, j0, nk, ws.s.data() + r * nk, ws.m[r], ws.l[r], ws.o.data() + r * a.Ev);
+      fold_row<Acc>(a, mask_row, i, j0, nk, ws.s.data() + r * nk, w16 ? w16 + r * nk : nullptr, ws.m[r], ws.l[r],
+                    ws.o.data() + r * a.Ev);
     }
     add_values<D>(a, ws.s.data(), nq, nk, v + j0 * a.v.rs, ws);
   }

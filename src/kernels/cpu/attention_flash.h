@@ -62,8 +62,10 @@ bool flash_bf16_step_supported();
 enum class SoftmaxVec { scalar, avx2, avx512 };
 SoftmaxVec softmax_vec_for(GemmIsa isa);
 
-// s[i] = exp(s[i] - shift) for i < n; returns their sum. The vector exp of
-// `vec` for float, std::exp for double. The online and plain softmaxes of
+// s[i] = exp(s[i] - shift) for i < n; returns their sum. shift is at least
+// every s[i] (a row's maximum): the AVX-512 exp is the softmax's shorter one
+// for x <= 0 (exp_poly.h). The vector exp of `vec` for float, std::exp for
+// double. The online and plain softmaxes of
 // every sdpa CPU path (efficient:cpu's rows, math:any's rows) share it.
 float exp_shifted_sum(float* s, int64_t n, float shift, SoftmaxVec vec);
 double exp_shifted_sum(double* s, int64_t n, double shift, SoftmaxVec vec);
@@ -113,6 +115,11 @@ void store_out_avx512(const float* o, int64_t o_rs, int64_t o_cs, int64_t nq, in
 // column groups (Note [Causal staircase]).
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
                                         float* o, int64_t o_rows, uint16_t* p16, int64_t ld = 0);
+// w[i] = exp(s[i] - shift) rounded to bf16, i < n (shift >= every s[i]),
+// with this file's exp (~7.5e-5 relative) and vcvtne2ps2bf16; returns the
+// sum of the unrounded weights: efficient:cpu's bf16 weights in one pass,
+// where flash_bf16_step_supported().
+float exp_shifted_sum_to_bf16_avx512bf16(const float* s, int64_t n, float shift, uint16_t* w);
 // dst[c·ld + r] = src[r·rs + c] for r < rows, c < cols: 16-bit values
 // transposed (the bf16 and f16 kernels' Qᵀ, once per task), where
 // flash_bf16_step_supported().

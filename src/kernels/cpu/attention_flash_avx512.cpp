@@ -272,14 +272,14 @@ float exp_shifted_sum_f32_avx512(float* s, int64_t n, float shift) {
   __m512 sum = _mm512_setzero_ps(), sum2 = sum;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(s + i), sh));
-    const __m512 f = exp512(_mm512_sub_ps(_mm512_loadu_ps(s + i + 16), sh));
+    const __m512 e = exp512_nonpos(_mm512_sub_ps(_mm512_loadu_ps(s + i), sh));
+    const __m512 f = exp512_nonpos(_mm512_sub_ps(_mm512_loadu_ps(s + i + 16), sh));
     _mm512_storeu_ps(s + i, e), _mm512_storeu_ps(s + i + 16, f);
     sum = _mm512_add_ps(sum, e), sum2 = _mm512_add_ps(sum2, f);
   }
   for (; i < n; i += 16) {
     const __mmask16 mk = tail_mask(n - i);
-    const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, s + i), sh));
+    const __m512 e = exp512_nonpos(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, s + i), sh));
     _mm512_mask_storeu_ps(s + i, mk, e);
     sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(mk, e));
   }

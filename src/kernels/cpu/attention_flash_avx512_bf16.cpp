@@ -303,6 +303,25 @@ void transpose_u16_avx512bf16(const uint16_t* src, int64_t rs, int64_t rows, int
   }
 }
 
+float exp_shifted_sum_to_bf16_avx512bf16(const float* s, int64_t n, float shift, uint16_t* w) {
+  const __m512 m = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps(), sum2 = sum, t;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 e = exp_shifted(_mm512_loadu_ps(s + i), m, t);
+    const __m512 f = exp_shifted(_mm512_loadu_ps(s + i + 16), m, t);
+    _mm512_storeu_si512(w + i, (__m512i)_mm512_cvtne2ps_pbh(f, e));
+    sum = _mm512_add_ps(sum, e), sum2 = _mm512_add_ps(sum2, f);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 mk = tail_mask(n - i);
+    const __m512 e = _mm512_maskz_mov_ps(mk, exp_shifted(_mm512_maskz_loadu_ps(mk, s + i), m, t));
+    _mm256_mask_storeu_epi16(w + i, mk, (__m256i)_mm512_cvtneps_pbh(e));
+    sum = _mm512_add_ps(sum, e);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(sum, sum2));
+}
+
 void softmax_block_cols_bf16_avx512bf16(const float* s, int64_t nk, int64_t nq, float* m, float* l, float* corr,
                                         float* o, int64_t o_rows, uint16_t* p16, int64_t ld) {
   if (ld == 0) ld = nq;
