@@ -109,6 +109,17 @@ def test_causal_is_top_left_aligned(impl, l, s):
         check(F.scaled_dot_product_attention(q, k, v, is_causal=True), oracle(q, k, v, causal=True), 2e-5)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("l,s", [(1000, 1000), (700, 450), (450, 900)])
+def test_causal_flash_across_its_blocks(dtype, l, s):
+    # flash:cpu's 192-query tasks over 384-key blocks: the diagonal block's products go by groups of query
+    # columns (Note [Causal staircase]), the last group of a task narrower, with L <, =, > S.
+    np_dtype, tol = DTYPES[dtype]
+    q, k, v = rand((1, 2, l, 64), np_dtype), rand((1, 2, s, 64), np_dtype), rand((1, 2, s, 64), np_dtype)
+    with backends.implementations("sdpa", "flash:cpu"):
+        check(F.scaled_dot_product_attention(q, k, v, is_causal=True), oracle(q, k, v, causal=True), tol)
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_non_contiguous_inputs(impl, dtype):

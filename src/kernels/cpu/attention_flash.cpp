@@ -233,8 +233,13 @@ constexpr int64_t kFewQueries = 48;
 // and 387 -> 391 (D = 128), one thread, thread time, on a loaded machine
 // (+-3% between runs). Narrower groups (32) and 384-key
 // blocks (possible now: a block cut at the causal end multiplies a prefix
-// of its panels) measured the same.
+// of its panels) measured the same. fp32 (and f64) go by groups of
+// kStairColsF32 query columns through both products of the block, with
+// the unpacked key and value rows: +4% causal fp32 D = 64 at L = 4096, one
+// thread, interleaved runs (176-182 -> 186-189 GFLOP/s; 96-column groups
+// gained half that, 64 nothing: each group then ended in a 16-column tile).
 constexpr int64_t kStairCols = 64;
+constexpr int64_t kStairColsF32 = 48;  // the AVX-512 fp32 tile's width (64 left 16-column edge tiles)
 
 // Note [Causal bf16 key blocks]
 // Causal bf16 runs with key blocks as long as the query blocks (the
@@ -426,6 +431,8 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     // are a packed panel of nk rows, the value panel only has its full length.
     const int64_t kv_index = j0 / a.kv_block;
     const bool use_packed = packed && nk == std::min(a.kv_block, a.S - j0);
+    // The unpacked fp32 / f64 products of a block holding the diagonal go by column groups.
+    const bool stair = !kHalf && !few && a.causal && j0 + nk > i0 + 1;
     if constexpr (kBf16) {
       if (bf16_step && packed && a.causal && j0 + nk > i0 + 1) {  // Note [Causal staircase]
         causal_stair_block(a, pk, kv_index, std::min(a.kv_block, a.S - j0), i0, j0, nq, nk, qtbuf.data(),
@@ -453,7 +460,16 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
                 scale, 0.0f, {}, nullptr);
     } else {
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
-      gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
+      if (stair) {  // Note [Causal staircase]: the rest of each group's keys are hidden (the fill below)
+        for (int64_t r0 = 0; r0 < nq; r0 += kStairColsF32) {
+          const int64_t cols = std::min(kStairColsF32, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
+          if (rows > 0)
+            gemm<Acc>(a.isa, {kb.data, rows, E, kb.rs, kb.cs}, {qbuf.data() + r0, E, cols, nq, 1},
+                      {st + r0, rows, cols, nq, 1}, Acc(0));
+        }
+      } else {
+        gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
+      }
     }
     if (mask) add_mask_block(st, nq, mask + i0 * a.mask.rs + j0 * a.mask.cs, a.mask.rs, a.mask.cs, nk, nq);
     if (a.causal) causal_fill(st, nq, i0, j0, nk, nq);
@@ -496,6 +512,13 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
       const MatView<const Acc> vb = block<kElem, Acc>(v + j0 * a.v.rs, a.v.rs, a.v.cs, nk, Ev, vbuf, vec);
       if (few)
         gemm<Acc>(a.isa, {st, nq, nk, 1, nq}, vb, {obuf.data(), nq, Ev, Ev, 1}, Acc(1));
+      else if (stair)  // each group's hidden keys have weight 0: not multiplied
+        for (int64_t r0 = 0; r0 < nq; r0 += kStairColsF32) {
+          const int64_t cols = std::min(kStairColsF32, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
+          if (rows > 0)
+            gemm<Acc>(a.isa, {vb.data, Ev, rows, vb.cs, vb.rs}, {st + r0, rows, cols, nq, 1},
+                      {obuf.data() + r0, Ev, cols, nq, 1}, Acc(1));
+        }
       else
         gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
     }
