@@ -365,6 +365,8 @@ TEST(KernelsGemm, RowAndColumnShapes) {
         expect_ok(isa, dt, {1, 300, 257, Layout::row, lb}, seed++);              // m = 1 (GEMV path)
         expect_ok(isa, dt, {1, 2000, 70, Layout::col, lb, Layout::row, 0.5, 2}, seed++);
         expect_ok(isa, dt, {300, 1, 129, Layout::row, lb, Layout::col}, seed++);  // n = 1
+        expect_ok(isa, dt, {1, 21, 1000, Layout::row, lb, Layout::strided, 1, 0.5}, seed++);  // GEMV column groups and tails
+        expect_ok(isa, dt, {1003, 1, 31, Layout::row, lb, Layout::row}, seed++);
         expect_ok(isa, dt, {1, 1, 65, Layout::strided, lb}, seed++);
         expect_ok(isa, dt, {40, 30, 1, Layout::row, lb}, seed++);                // k = 1
       }
@@ -403,7 +405,10 @@ TEST(KernelsGemm, TwoThreads) {
       expect_ok(isa, dt, {700, 150, 300}, seed++);   // several A blocks: threads split m
       expect_ok(isa, dt, {16, 700, 300}, seed++);    // one A block: threads split n
       expect_ok(isa, dt, {257, 515, 513, Layout::col, Layout::row_padded, Layout::row, 0.5, 0.5}, seed++);
-      expect_ok(isa, dt, {1, 5000, 300}, seed++);
+      expect_ok(isa, dt, {1, 5000, 300}, seed++);  // GEMVs whose B is big enough to share (Note [Threaded GEMV])
+      expect_ok(isa, dt, {1, 1000, 700, Layout::row, Layout::col, Layout::strided, 0.5, 0.5}, seed++);
+      expect_ok(isa, dt, {1000, 1, 700, Layout::col, Layout::strided, Layout::col, 1.0, 0.5}, seed++);
+      expect_ok(isa, dt, {1, 130, 300}, seed++);  // too small: one thread
       expect_ok(isa, dt, {5, 1000, 257}, seed++);    // small m (B read in place): threads split n
       expect_ok(isa, dt, {33, 260, 129, Layout::row, Layout::row_padded, Layout::row, 1.0, 1.0}, seed++);
       expect_ok(isa, dt, {100, 200, 129}, seed++);  // B in place, threads split m (no barrier)

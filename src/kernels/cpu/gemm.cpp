@@ -546,6 +546,39 @@ int64_t shared_a_block_bytes(const GemmKernel<Acc>& kr, int64_t m, int64_t k) {
   return round_up(m, kr.mr) * k_block(kr, k) * kr.elem_bytes;
 }
 
+// Note [Threaded GEMV]
+// One row of C (a token through a linear layer) reads every element of B
+// once, so it runs at the speed B streams in, and one core draws only part
+// of the memory bandwidth: PyTorch's 1 x 4096 x 4096 bf16 product took
+// half its one-thread time on two threads, ours none less. So a GEMV whose
+// B holds at least kGemvBytesPerThread per thread shares the columns of C
+// out in whole kGemvCols groups, each thread streaming its own slice of B
+// (contiguous rows of Bᵀ for the usual x·Wᵀ). Below that a fork costs more
+// than the slice saves.
+constexpr int64_t kGemvCols = 64;
+constexpr double kGemvBytesPerThread = 512.0 * 1024;
+
+template <class Acc>
+void run_gemv(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  auto columns = [&](int64_t j0, int64_t j1) {
+    if (j1 > j0)
+      kr.gemv(p.k, j1 - j0, p.a, p.a_cs, p.b + j0 * p.b_cs * p.src_bytes, p.b_rs, p.b_cs, p.c + j0 * p.c_cs, p.c_cs,
+              p.alpha, p.beta);
+  };
+  const int64_t groups = (p.n + kGemvCols - 1) / kGemvCols;
+  const double b_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * static_cast<double>(p.src_bytes);
+  const int nt = groups < 2 ? 1 : threads::team_size(std::min<int64_t>(groups, static_cast<int64_t>(b_bytes / kGemvBytesPerThread)));
+  if (nt == 1) return columns(0, p.n);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+  {
+    int64_t g0 = 0, g1 = 0;
+    share(groups, omp_get_num_threads(), omp_get_thread_num(), &g0, &g1);
+    columns(std::min(p.n, g0 * kGemvCols), std::min(p.n, g1 * kGemvCols));
+  }
+#endif
+}
+
 // Returns whether C was also rounded into p.out16 (Note [GEMM rounding epilogue]).
 template <class Acc>
 bool run(const GemmKernel<Acc>& kr, Problem<Acc> p, const void* shared_a = nullptr) {
@@ -565,7 +598,7 @@ bool run(const GemmKernel<Acc>& kr, Problem<Acc> p, const void* shared_a = nullp
   if (p.n == 1 && p.m > 1) p = transposed(p);  // a column times a matrix: make it the row case
   if (p.m == 1 && kr.gemv != nullptr) {
     // One row of C: packing would touch B twice for one use of each element.
-    kr.gemv(p.k, p.n, p.a, p.a_cs, p.b, p.b_rs, p.b_cs, p.c, p.c_cs, p.alpha, p.beta);
+    run_gemv(kr, p);
     return false;
   }
   // The micro-kernels write rows of C as vectors: give them a row-major C.
