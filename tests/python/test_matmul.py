@@ -402,12 +402,18 @@ def test_onednn_leads_linear_shaped_and_narrow_products():
     assert backends.explain("matmul", np.ones((2, 49, 2048), np.float32), batched_wt).chosen != "onednn:matmul"
     assert backends.explain("matmul", x, np.ones((2048, 512), np.float32)).chosen != "onednn:matmul"
     assert backends.explain("linear", x.astype(np.float64), w.astype(np.float64)).chosen != "onednn:matmul"
+    # one row is the GEMV, which packs nothing (f32 and bf16)
+    assert backends.explain("linear", x[:1], w).chosen.startswith("builtin:")
+    assert backends.explain("linear", x[:1].astype(bf), w.astype(bf)).chosen.startswith("builtin:")
+    assert backends.explain("linear", x[:2], w).chosen == "onednn:matmul"
     # narrow: n = 49 columns from a 512 x 2048 A (an NCHW 1x1 convolution's product), batched too
     a, b = np.ones((512, 2048), np.float32), np.ones((2048, 49), np.float32)
     t = backends.explain("matmul", a, b)
     assert t.chosen == "onednn:matmul" and any("n = 49 <= 64 columns" in n for n in t.notes), t.notes
     assert backends.explain("matmul", a, np.ones((3, 2048, 49), np.float32)).chosen == "onednn:matmul"
     assert backends.explain("matmul", a, np.ones((2048, 65), np.float32)).chosen != "onednn:matmul"
+    assert backends.explain("matmul", a, np.ones((2048, 1), np.float32)).chosen.startswith("builtin:")  # W·x: GEMV
+    assert backends.explain("matmul", a, np.ones(2048, np.float32)).chosen.startswith("builtin:")
     assert backends.explain("matmul", a[:, :1024][:256], np.ones((1024, 49), np.float32)).chosen != "onednn:matmul"
     assert backends.explain("matmul", a.astype(bf), b.astype(bf)).chosen != "onednn:matmul"
     # knobs still decide: a scope overrides the rank

@@ -31,13 +31,13 @@ bool openblas_leads(const dispatch::Problem& p) {
 bool onednn_leads_linear(const dispatch::Problem& p) {
   if (!p.device.is_cpu() || p.ndims != 4 || operand_layout(p) != kBTransposed) return false;
   const int64_t* d = p.dims;
-  return d[kBatch] == 1 && d[kM] <= linear_max_rows(p.dtype) && d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
+  return d[kBatch] == 1 && d[kM] >= 2 && d[kM] <= linear_max_rows(p.dtype) && d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
 }
 
 bool onednn_leads_narrow(const dispatch::Problem& p) {
   if (!p.device.is_cpu() || p.ndims != 4 || p.dtype != DType::f32 || operand_layout(p) != 0) return false;
   const int64_t* d = p.dims;
-  return d[kN] <= kOnednnLeadNarrowMaxN && d[kM] * d[kK] >= kOnednnLeadNarrowMinMK;
+  return d[kN] >= 2 && d[kN] <= kOnednnLeadNarrowMaxN && d[kM] * d[kK] >= kOnednnLeadNarrowMinMK;
 }
 
 int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {

@@ -23,7 +23,7 @@
 // B a transposed view (`x @ w.T`, w row-major: every linear layer and the
 // channels-last 1x1 convolution's GEMM), A row-major, one batch entry (a
 // linear's batch is folded into its rows), n x k >= kOnednnLeadLinearMinNK,
-// and few rows: m <= kOnednnLeadLinearMaxRowsF32 for f32,
+// and few rows but more than one: m <= kOnednnLeadLinearMaxRowsF32 for f32,
 // m <= kOnednnLeadLinearMaxRowsBf16 for bf16. Our kernels pack such a B by
 // transposes before every call (w is read, written and read again), which
 // oneDNN avoids; with few rows the pack is not amortised. Measured on Zen 5
@@ -35,15 +35,21 @@
 //   bf16 (after its transposed-B pack was vectorised): 4x4096x4096 2.07,
 //     16x4096x4096 1.74, 49x512x2048 1.16 (1.31 on 2 threads), 8x1024x1024
 //     1.14; from 128 rows level or ahead (196x1024x256 on 2 threads: 0.75).
+// One row (m = 1) is left out: our GEMV packs nothing and reads w's rows
+// in place eight at a time (Note [Threaded GEMV] in gemm.cpp); builtin /
+// oneDNN time at 1 x 4096 x 4096, 1 x 11008 x 4096 and 1 x 4096 x 11008:
+// f32 0.68-0.72 (one thread), 0.72-0.77 (two); bf16 0.41-0.50 and 0.27-0.30.
 // A third moves it first for narrow f32 products: A and B row-major (any
 // batch: NCHW 1x1 convolutions multiply the weight by each image), n <=
-// kOnednnLeadNarrowMaxN columns and a large A (m x k >=
+// kOnednnLeadNarrowMaxN columns (two or more) and a large A (m x k >=
 // kOnednnLeadNarrowMinMK). Our kernels pack A (the weight) for one or two B
 // strips of 48 columns, so the pack is not amortised and a ragged strip
 // wastes lanes. Builtin / oneDNN time, f32, 1 thread: 512x16x2048 1.96,
 // 512x32x2048 1.44, 512x49x2048 1.31, 512x64x2048 1.42, 1024x49x1024 1.29,
 // 2048x49x512 1.14; from 96 columns within 12% (512x96x2048 1.12,
 // 1024x196x256 1.11, 128x784x512 1.02). bf16 is level there (0.94-1.13).
+// One column (n = 1, W·x) is the GEMV, which packs nothing: builtin /
+// oneDNN time at 4096 x 1 x 4096, f32, 0.75 (one thread), 0.85 (two).
 
 #include <string>
 
