@@ -367,6 +367,8 @@ TEST(KernelsGemm, RowAndColumnShapes) {
         expect_ok(isa, dt, {300, 1, 129, Layout::row, lb, Layout::col}, seed++);  // n = 1
         expect_ok(isa, dt, {1, 21, 1000, Layout::row, lb, Layout::strided, 1, 0.5}, seed++);  // GEMV column groups and tails
         expect_ok(isa, dt, {1003, 1, 31, Layout::row, lb, Layout::row}, seed++);
+        for (int64_t m : {2, 3, 4, 5})  // few rows (Note [Few-row products]): column groups, k tails, strided C
+          expect_ok(isa, dt, {m, 23, 77, Layout::row, lb, Layout::strided, 0.5, 0.5}, seed++);
         expect_ok(isa, dt, {1, 1, 65, Layout::strided, lb}, seed++);
         expect_ok(isa, dt, {40, 30, 1, Layout::row, lb}, seed++);                // k = 1
       }
@@ -409,6 +411,7 @@ TEST(KernelsGemm, TwoThreads) {
       expect_ok(isa, dt, {1, 1000, 700, Layout::row, Layout::col, Layout::strided, 0.5, 0.5}, seed++);
       expect_ok(isa, dt, {1000, 1, 700, Layout::col, Layout::strided, Layout::col, 1.0, 0.5}, seed++);
       expect_ok(isa, dt, {1, 130, 300}, seed++);  // too small: one thread
+      expect_ok(isa, dt, {3, 1000, 700, Layout::row, Layout::col, Layout::row, 1.0, 0.5}, seed++);  // few rows, shared
       expect_ok(isa, dt, {5, 1000, 257}, seed++);    // small m (B read in place): threads split n
       expect_ok(isa, dt, {33, 260, 129, Layout::row, Layout::row_padded, Layout::row, 1.0, 1.0}, seed++);
       expect_ok(isa, dt, {100, 200, 129}, seed++);  // B in place, threads split m (no barrier)

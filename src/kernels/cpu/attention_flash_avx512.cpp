@@ -15,12 +15,7 @@
 // the result is still 0; exp(89) still overflows to inf). NaN passes through
 // the clamps (vmaxps/vminps return their second operand on NaN).
 
-// GCC 12's unmasked AVX-512 intrinsics start from _mm512_undefined_ps() and
-// warn about it once inlined (GCC PR105593, fixed in 13): a false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include "kernels/cpu/gcc12_avx512_warnings.h"
 
 #include <immintrin.h>
 

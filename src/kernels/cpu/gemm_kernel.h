@@ -49,6 +49,15 @@ template <class Acc>
 using GemvFn = void (*)(int64_t k, int64_t n, const void* x, int64_t xs, const void* b, int64_t rs, int64_t cs,
                         Acc* y, int64_t ys, Acc alpha, Acc beta);
 
+// C (m x n) = alpha * A·B + beta * C for a few rows (2 <= m <= kGemmFewRowsMax)
+// of a row-contiguous A (row stride a_rs) and a B whose columns are
+// contiguous along k (column j at b + j * b_cs): x·Wᵀ for a small batch of
+// tokens. B streams in once for all m rows and nothing is packed (Note
+// [Few-row products] in gemm.cpp). Optional (nullptr).
+template <class Acc>
+using FewRowsFn = void (*)(int m, int64_t k, int64_t n, const void* a, int64_t a_rs, const void* b, int64_t b_cs,
+                           Acc* c, int64_t c_rs, int64_t c_cs, Acc alpha, Acc beta);
+
 // Like MicroKernelFn, but B is not packed: it is read in place from a source
 // with contiguous rows (k rows at stride rs_b elements, n <= NR columns of
 // the source dtype). For small m, where packing B would cost as much as the
@@ -94,6 +103,7 @@ struct GemmKernel {
   MicroOut16Fn micro_out16 = nullptr;
   DirectOut16Fn direct_out16 = nullptr;
   RowsAKernelFn<Acc> rows_a = nullptr;
+  FewRowsFn<Acc> few_rows = nullptr;
 };
 
 // Each ISA file's table: nullptr when it has no kernel for that source type.
