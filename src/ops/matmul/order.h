@@ -23,7 +23,8 @@
 // B a transposed view (`x @ w.T`, w row-major: every linear layer and the
 // channels-last 1x1 convolution's GEMM), A row-major, one batch entry (a
 // linear's batch is folded into its rows), n x k >= kOnednnLeadLinearMinNK,
-// and few rows but more than one: m <= kOnednnLeadLinearMaxRowsF32 for f32,
+// and few rows, but more than the builtin kernels take unpacked (below):
+// m <= kOnednnLeadLinearMaxRowsF32 for f32,
 // m <= kOnednnLeadLinearMaxRowsBf16 for bf16. Our kernels pack such a B by
 // transposes before every call (w is read, written and read again), which
 // oneDNN avoids; with few rows the pack is not amortised. Measured on Zen 5
@@ -39,6 +40,10 @@
 // in place eight at a time (Note [Threaded GEMV] in gemm.cpp); builtin /
 // oneDNN time at 1 x 4096 x 4096, 1 x 11008 x 4096 and 1 x 4096 x 11008:
 // f32 0.68-0.72 (one thread), 0.72-0.77 (two); bf16 0.41-0.50 and 0.27-0.30.
+// Nor are 2-4 rows where the AVX-512 kernels have few-row products (Note
+// [Few-row products] in gemm.cpp: w read once for all rows, unpacked),
+// builtin / oneDNN time at 2 and 4 x 4096 x 4096: f32 0.67 and 0.86 (one
+// thread), 0.64 and 0.80 (two); bf16 0.57 and 0.81, 0.29 and 0.65.
 // A third moves it first for narrow f32 products: A and B row-major (any
 // batch: NCHW 1x1 convolutions multiply the weight by each image), n <=
 // kOnednnLeadNarrowMaxN columns (two or more) and a large A (m x k >=
