@@ -22,6 +22,7 @@ enum class ScratchSlot {
                                             // rounded to bf16, a thread's transposed block of W
   matmul_staging,  // the fp32 accumulators of an f16/bf16 matmul (src/ops/matmul/params.cpp)
   matmul_shared_a,  // a batch's broadcast A, packed once (Note [GEMM shared A] in gemm.cpp)
+  conv_staged_input, conv_staged_output,  // conv's fp32 copies of input and output (Note [Conv staging])
   count
 };
 

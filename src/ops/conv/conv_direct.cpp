@@ -37,11 +37,11 @@ void run(const Params& p) {
     });
     return;
   }
-  const Tensor x = dense_5d(p.x, DType::f32, false);
+  const Tensor x = staged_input_5d(p.x, false);  // Note [Conv staging]
   const Tensor w = p.w.to(DType::f32).contiguous();
   const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
   const bool in_place = p.out.dtype() == DType::f32 && dense_ncdhw(p.out);
-  Tensor out = in_place ? p.out : empty_5d(p.out.shape(), DType::f32, false);
+  Tensor out = in_place ? p.out : staging_5d(Staged::output, p.out.shape(), false);
   kernels::cpu::direct_depthwise_nchw_f32(Isa, shape, x.data_ptr<float>(), w.data_ptr<float>(),
                                           bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>());
   if (!in_place) {

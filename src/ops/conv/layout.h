@@ -9,9 +9,9 @@
 
 namespace bp::ops::conv {
 
-// t (5-D, any dtype and strides) as dense channels-last fp32: t itself when
-// it is one already.
-Tensor channels_last_f32(const Tensor& t);
+// out (a dense channels-last fp32 tensor of t's shape) = t (5-D, any dtype
+// and strides).
+void to_channels_last_f32(const Tensor& t, Tensor& out);
 // dst (5-D, any dtype and strides) = src (dense channels-last fp32, same shape).
 void store_channels_last_f32(const Tensor& src, const Tensor& dst);
 

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <memory>
 
+#include "kernels/cpu/scratch.h"
 #include "ops/conv/impls.h"
 #include "ops/conv/layout.h"
 
@@ -44,6 +47,30 @@ Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last) {
   if (t.dtype() == dtype && (channels_last ? dense_ndhwc(t) : dense_ncdhw(t))) return t;
   Tensor out = empty_5d(t.shape(), dtype, channels_last, t.device());
   out.copy_from(t);
+  return out;
+}
+
+Tensor staging_5d(Staged which, const Shape& shape, bool channels_last) {
+  constexpr std::size_t kStagingKeep = std::size_t{64} << 20;
+  std::size_t bytes = sizeof(float);
+  for (const int64_t d : shape) bytes *= static_cast<std::size_t>(d);
+  if (bytes > kStagingKeep || bytes == 0) return empty_5d(shape, DType::f32, channels_last);
+  using kernels::cpu::ScratchSlot;
+  float* data = kernels::cpu::scratch(which == Staged::input ? ScratchSlot::conv_staged_input
+                                                             : ScratchSlot::conv_staged_output,
+                                      bytes / sizeof(float));
+  // A view of the slot: the storage does not own it (the slot lives with the thread).
+  auto storage = std::make_shared<Storage>(data, bytes, Device::cpu(), std::function<void()>{});
+  const int64_t c = shape[1], d = shape[2], h = shape[3], w = shape[4];
+  const Shape strides = channels_last ? Shape{d * h * w * c, 1, h * w * c, w * c, c} : contiguous_strides(shape);
+  return Tensor::from_storage(std::move(storage), shape, strides, 0, DType::f32);
+}
+
+Tensor staged_input_5d(const Tensor& t, bool channels_last) {
+  if (t.dtype() == DType::f32 && (channels_last ? dense_ndhwc(t) : dense_ncdhw(t))) return t;
+  Tensor out = staging_5d(Staged::input, t.shape(), channels_last);
+  if (channels_last) to_channels_last_f32(t, out);
+  else out.copy_from(t);
   return out;
 }
 
@@ -113,11 +140,11 @@ kernels::cpu::ConvShape kernel_shape(const Params& p) {
 
 void run_channels_last_f32(const Params& p, const std::function<void(const float* x, const float* w, const float* bias,
                                                                      float* out)>& kernel) {
-  const Tensor x = channels_last_f32(p.x);
+  const Tensor x = staged_input_5d(p.x, true);  // Note [Conv staging]
   const Tensor w = p.w.to(DType::f32).contiguous();
   const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
   const bool in_place = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
-  Tensor out = in_place ? p.out : empty_5d(p.out.shape(), DType::f32, true);
+  Tensor out = in_place ? p.out : staging_5d(Staged::output, p.out.shape(), true);
   kernel(x.data_ptr<float>(), w.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr,
          out.data_ptr<float>());
   if (!in_place) store_channels_last_f32(out, p.out);
