@@ -253,3 +253,25 @@ def test_winograd_weight_blocks(channels, cached):
         cache.max_size = max_size
         cache.clear()
     assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], c * 9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("impl", [i for i in IMPLS if i.startswith("direct:")])
+def test_depthwise_planes_in_their_own_dtype(impl, dtype):
+    """NCHW depthwise with rows of 32 or more read and written as planes in the input's dtype (Note [16-bit
+    depthwise planes]): strides 1-3 (each stride's phases filled phase by phase), padding and dilation at the
+    borders, an odd width, NaN and infinity each reaching only their outputs."""
+    np_dtype, tol = DTYPES[dtype]
+    rng = np.random.default_rng(12)
+    x = rand((2, 5, 9, 67), np_dtype, rng)
+    x[1, 2, 4, 30], x[0, 3, 2, 5] = np.nan, np.inf
+    w, b = rand((5, 1, 3, 3), np_dtype, rng), rand((5,), np_dtype, rng)
+    with backends.implementations("conv", impl):
+        for stride, padding, dilation in [(1, 1, 1), (2, 1, 1), (3, 2, 2), (2, 0, 1)]:
+            got = F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=5)
+            assert got.dtype == dtype
+            want = conv(x, w, b, stride, padding, dilation, 5)
+            g = np.asarray(got.numpy(), np.float64)
+            assert np.array_equal(np.isnan(g), np.isnan(want)) and np.array_equal(np.isinf(g), np.isinf(want))
+            finite = np.isfinite(want)
+            assert_close(np.where(finite, g, 0), np.where(finite, want, 0), tol, 9)

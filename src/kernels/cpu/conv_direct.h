@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "backplane/dtype.h"
+
 namespace bp::kernels::cpu {
 
 enum class ConvIsa { generic, avx2, avx512 };
@@ -38,15 +40,16 @@ struct ConvShape {
 void direct_conv_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 
 // Depthwise (groups == c == k) on NCDHW data: x dense [n][c][d][h][w], out
-// dense [n][k][od][oh][ow]; weight and bias as above. Vectors along W, so no
-// transposition to channels-last and back.
-void direct_depthwise_nchw_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-                               float* out);
+// dense [n][k][od][oh][ow], both of `dtype` (f32, bf16 or f16: Note [16-bit
+// depthwise planes], sums in fp32); weight and bias fp32 as above. Vectors
+// along W, so no transposition to channels-last and back.
+void direct_depthwise_nchw(ConvIsa isa, const ConvShape& s, DType dtype, const void* x, const float* w,
+                           const float* bias, void* out);
 
 namespace detail {
-void depthwise_nchw_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
-void depthwise_nchw_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
-void depthwise_nchw_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
+void depthwise_nchw_generic(const ConvShape& s, DType dtype, const void* x, const float* w, const float* bias, void* out);
+void depthwise_nchw_avx2(const ConvShape& s, DType dtype, const void* x, const float* w, const float* bias, void* out);
+void depthwise_nchw_avx512(const ConvShape& s, DType dtype, const void* x, const float* w, const float* bias, void* out);
 void direct_conv_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 void direct_conv_f32_avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);
 void direct_conv_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out);

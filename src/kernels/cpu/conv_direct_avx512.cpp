@@ -8,8 +8,8 @@
 
 namespace bp::kernels::cpu::detail {
 
-void depthwise_nchw_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
-  depthwise_planes<Zmm>(s, x, w, bias, out);
+void depthwise_nchw_avx512(const ConvShape& s, DType dtype, const void* x, const float* w, const float* bias, void* out) {
+  depthwise_planes_of<Zmm>(s, dtype, x, w, bias, out);
 }
 
 void direct_conv_f32_avx512(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {

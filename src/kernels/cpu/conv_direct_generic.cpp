@@ -11,8 +11,8 @@
 namespace bp::kernels::cpu {
 namespace detail {
 
-void depthwise_nchw_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
-  depthwise_planes<Quad>(s, x, w, bias, out);
+void depthwise_nchw_generic(const ConvShape& s, DType dtype, const void* x, const float* w, const float* bias, void* out) {
+  depthwise_planes_of<Quad>(s, dtype, x, w, bias, out);
 }
 
 void direct_conv_f32_generic(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
@@ -46,15 +46,17 @@ bool conv_isa_supported(ConvIsa isa) {
 #endif
 }
 
-void direct_depthwise_nchw_f32(ConvIsa isa, const ConvShape& s, const float* x, const float* w, const float* bias,
-                               float* out) {
+void direct_depthwise_nchw(ConvIsa isa, const ConvShape& s, DType dtype, const void* x, const float* w,
+                           const float* bias, void* out) {
   if (!conv_isa_supported(isa))
-    throw_runtime("direct_depthwise_nchw_f32", std::string("direct convolution variant '") + conv_isa_name(isa) +
-                                                   "' is not supported on this CPU");
+    throw_runtime("direct_depthwise_nchw", std::string("direct convolution variant '") + conv_isa_name(isa) +
+                                               "' is not supported on this CPU");
+  if (dtype != DType::f32 && dtype != DType::bf16 && dtype != DType::f16)
+    throw_runtime("direct_depthwise_nchw", std::string("no planes of dtype ") + dtype_name(dtype));
   switch (isa) {
-    case ConvIsa::generic: return detail::depthwise_nchw_f32_generic(s, x, w, bias, out);
-    case ConvIsa::avx2: return detail::depthwise_nchw_f32_avx2(s, x, w, bias, out);
-    case ConvIsa::avx512: return detail::depthwise_nchw_f32_avx512(s, x, w, bias, out);
+    case ConvIsa::generic: return detail::depthwise_nchw_generic(s, dtype, x, w, bias, out);
+    case ConvIsa::avx2: return detail::depthwise_nchw_avx2(s, dtype, x, w, bias, out);
+    case ConvIsa::avx512: return detail::depthwise_nchw_avx512(s, dtype, x, w, bias, out);
   }
 }
 

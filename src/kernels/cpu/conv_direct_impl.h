@@ -26,8 +26,11 @@
 // order, so results are independent of the thread count.
 
 #include <algorithm>
+#include <type_traits>
 #include <cstring>
 #include <vector>
+
+#include "backplane/dtype.h"
 
 #include "backplane/tensor.h"
 #include "core/threads.h"
@@ -161,14 +164,42 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
   }
 }
 
+// The planes' element types: fp32, or bf16 / f16 bits (Note [16-bit
+// depthwise planes]).
+template <DType D>
+struct PlaneElem {
+  using T = std::conditional_t<D == DType::f32, float, uint16_t>;
+  static float widen(T v) {
+    if constexpr (D == DType::bf16) return bfloat16_bits_to_float(v);
+    else if constexpr (D == DType::f16) return half_bits_to_float(v);
+    else return v;
+  }
+  static T narrow(float v) {
+    if constexpr (D == DType::bf16) return bfloat16_bits_from_float(v);
+    else if constexpr (D == DType::f16) return half_from_float(v).bits;
+    else return v;
+  }
+};
+
 // Depthwise on NCDHW planes (one input and one output channel per group):
 // each output row is a sum of input rows times scalar weights, with
 // vectors along W. Each input row is copied once into a zero-padded buffer
 // split into `stride` phases (element q of the padded row goes to phase
 // q % stride, slot q / stride), so every tap of a block of L outputs is one
 // contiguous vector load whatever the stride, and borders need no checks.
-template <class Ops>
-void depthwise_planes(const ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+//
+// Note [16-bit depthwise planes]
+// bf16 and f16 planes are widened as their rows are copied into that
+// buffer (which every row goes through anyway), and a plane's outputs are
+// summed into a per-thread fp32 plane and rounded into place once it is
+// done, so nothing beyond a plane is staged: staging whole tensors as fp32
+// (38 MiB in, 10 out at 8 x 96 x 112 x 112, stride 2) left the bf16 kernel
+// no faster than im2col there.
+template <class Ops, DType D = DType::f32>
+void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, const float* w, const float* bias,
+                      typename PlaneElem<D>::T* out) {
+  using E = PlaneElem<D>;
+  constexpr bool kWide = D == DType::f32;
   using R = typename Ops::R;
   constexpr int L = Ops::L;
   const int64_t C = s.c, KH = s.kernel[1], KW = s.kernel[2], kvol = s.kernel[0] * KH * KW;
@@ -186,28 +217,41 @@ void depthwise_planes(const ConvShape& s, const float* x, const float* w, const 
     std::vector<float> rows(static_cast<std::size_t>(s.in[0] * IH * S * phase_len));
     // The input rows an output row reads, and their weight rows.
     std::vector<const float*> rowp(static_cast<std::size_t>(s.kernel[0] * KH)), wrow(rowp.size());
+    // 16-bit outputs: the plane in fp32 until it is rounded into place.
+    std::vector<float> plane_out(kWide ? 0 : static_cast<std::size_t>(out_plane));
     alignas(64) float tail[L];
 #pragma omp for schedule(static)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const int64_t c = plane % C;
-      const float* xp = x + plane * in_plane;
-      float* op = out + plane * out_plane;
+      const typename E::T* xp = x + plane * in_plane;
+      float* op;
+      if constexpr (kWide) op = out + plane * out_plane;
+      else op = plane_out.data();
       const float* wc = w + c * kvol;
       for (int64_t r = 0; r < s.in[0] * IH; ++r) {
         float* dst = rows.data() + r * S * phase_len;
-        const float* src = xp + r * IW;
+        const typename E::T* src = xp + r * IW;
         if (S == 1) {  // one phase: the row behind P zeros
           const int64_t n = std::max<int64_t>(0, std::min(IW, phase_len - P));
           std::fill_n(dst, std::min(P, phase_len), 0.0f);
-          if (n > 0) std::memcpy(dst + P, src, sizeof(float) * static_cast<std::size_t>(n));
+          if constexpr (kWide) {
+            if (n > 0) std::memcpy(dst + P, src, sizeof(float) * static_cast<std::size_t>(n));
+          } else {
+            for (int64_t i = 0; i < n; ++i) dst[P + i] = E::widen(src[i]);
+          }
           std::fill(dst + std::min(phase_len, P + n), dst + phase_len, 0.0f);
           continue;
         }
         std::fill_n(dst, S * phase_len, 0.0f);
-        int64_t phase = P % S, slot = P / S;  // of padded position iw + P, stepped without divisions
-        for (int64_t iw = 0; iw < IW && slot < phase_len; ++iw) {
-          dst[phase * phase_len + slot] = src[iw];
-          if (++phase == S) phase = 0, ++slot;
+        // Phase by phase: padded position q = S * slot + ph holds input iw = q - P,
+        // a loop of stride-S loads and contiguous stores (one loop of scalar
+        // scatters over the row held a stride-2 layer at a third of stride 1's rate).
+        for (int64_t ph = 0; ph < S; ++ph) {
+          const int64_t first = ph >= P ? 0 : (P - ph + S - 1) / S;  // the first slot with iw >= 0
+          const int64_t last = std::min(phase_len, (IW - 1 + P - ph) / S + 1);  // past the last with iw < IW
+          float* d = dst + ph * phase_len;
+          const typename E::T* in = src + (S * first + ph - P);
+          for (int64_t slot = first; slot < last; ++slot) d[slot] = E::widen(in[S * (slot - first)]);
         }
       }
       const R b0 = Ops::set1(bias ? bias[c] : 0.0f);
@@ -254,7 +298,24 @@ void depthwise_planes(const ConvShape& s, const float* x, const float* w, const 
             }
           }
         }
+      if constexpr (!kWide) {
+        typename E::T* o = out + plane * out_plane;
+        for (int64_t i = 0; i < out_plane; ++i) o[i] = E::narrow(op[i]);
+      }
     }
+  }
+}
+
+// depthwise_planes for the dtype of x and out (f32, bf16 or f16).
+template <class Ops>
+void depthwise_planes_of(const ConvShape& s, DType dtype, const void* x, const float* w, const float* bias, void* out) {
+  switch (dtype) {
+    case DType::bf16:
+      return depthwise_planes<Ops, DType::bf16>(s, static_cast<const uint16_t*>(x), w, bias, static_cast<uint16_t*>(out));
+    case DType::f16:
+      return depthwise_planes<Ops, DType::f16>(s, static_cast<const uint16_t*>(x), w, bias, static_cast<uint16_t*>(out));
+    default:
+      return depthwise_planes<Ops>(s, static_cast<const float*>(x), w, bias, static_cast<float*>(out));
   }
 }
 

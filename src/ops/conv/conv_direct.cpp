@@ -5,7 +5,9 @@
 //
 // The kernels read channels-last fp32: other layouts and dtypes are staged
 // (a channels-last fp32 copy of the input; the output computed in fp32 and
-// rounded into place), so f16 / bf16 accumulate in fp32. Availability is the
+// rounded into place: Note [Conv staging]), so f16 / bf16 accumulate in
+// fp32. Wide NCHW depthwise layers run on planes, which read and write
+// f16 / bf16 as they are (Note [16-bit depthwise planes]). Availability is the
 // hardware's answer; the CPU-capability cap (ATEN_CPU_CAPABILITY) is a check,
 // so explain shows it. Deterministic: one thread sums each output in a fixed
 // order, independent of the thread count.
@@ -37,13 +39,17 @@ void run(const Params& p) {
     });
     return;
   }
-  const Tensor x = staged_input_5d(p.x, false);  // Note [Conv staging]
+  // The planes are read and written in their own dtype where input and
+  // output share it and are dense (Note [16-bit depthwise planes]); else
+  // both are staged as fp32 (Note [Conv staging]).
+  const bool native = p.x.dtype() == p.out.dtype() && dense_ncdhw(p.x) && dense_ncdhw(p.out);
+  const Tensor x = native ? p.x : staged_input_5d(p.x, false);
   const Tensor w = p.w.to(DType::f32).contiguous();
   const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
-  const bool in_place = p.out.dtype() == DType::f32 && dense_ncdhw(p.out);
+  const bool in_place = native || (p.out.dtype() == DType::f32 && dense_ncdhw(p.out));
   Tensor out = in_place ? p.out : staging_5d(Staged::output, p.out.shape(), false);
-  kernels::cpu::direct_depthwise_nchw_f32(Isa, shape, x.data_ptr<float>(), w.data_ptr<float>(),
-                                          bias.defined() ? bias.data_ptr<float>() : nullptr, out.data_ptr<float>());
+  kernels::cpu::direct_depthwise_nchw(Isa, shape, x.dtype(), x.data(), w.data_ptr<float>(),
+                                      bias.defined() ? bias.data_ptr<float>() : nullptr, out.data());
   if (!in_place) {
     Tensor target = p.out;
     target.copy_from(out);
