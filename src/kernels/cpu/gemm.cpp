@@ -87,15 +87,20 @@ void require_supported(GemmIsa isa, const char* fn) {
   }
 }
 
+// The variant's table for a source type; nullptr when it has none.
+const GemmKernel<float>* table_f32(GemmIsa isa, DType src) {
+  switch (isa) {
+    case GemmIsa::generic: return detail::gemm_kernel_f32_generic(src);
+    case GemmIsa::avx2: return detail::gemm_kernel_f32_avx2(src);
+    case GemmIsa::avx512: return detail::gemm_kernel_f32_avx512(src);
+    case GemmIsa::avx512_bf16: return detail::gemm_kernel_f32_avx512_bf16(src);
+  }
+  return nullptr;
+}
+
 const GemmKernel<float>* kernel_f32(GemmIsa isa, DType src, const char* fn) {
   require_supported(isa, fn);
-  const GemmKernel<float>* k = nullptr;
-  switch (isa) {
-    case GemmIsa::generic: k = detail::gemm_kernel_f32_generic(src); break;
-    case GemmIsa::avx2: k = detail::gemm_kernel_f32_avx2(src); break;
-    case GemmIsa::avx512: k = detail::gemm_kernel_f32_avx512(src); break;
-    case GemmIsa::avx512_bf16: k = detail::gemm_kernel_f32_avx512_bf16(src); break;
-  }
+  const GemmKernel<float>* k = table_f32(isa, src);
   if (k == nullptr) throw_runtime(fn, std::string("no '") + gemm_isa_name(isa) + "' kernel for this dtype");
   return k;
 }
@@ -103,14 +108,8 @@ const GemmKernel<float>* kernel_f32(GemmIsa isa, DType src, const char* fn) {
 }  // namespace
 
 bool gemm_has_few_rows(GemmIsa isa, DType src) {
-  if (!gemm_isa_supported(isa) || src == DType::f64) return false;
-  const GemmKernel<float>* k = nullptr;
-  switch (isa) {
-    case GemmIsa::generic: k = detail::gemm_kernel_f32_generic(src); break;
-    case GemmIsa::avx2: k = detail::gemm_kernel_f32_avx2(src); break;
-    case GemmIsa::avx512: k = detail::gemm_kernel_f32_avx512(src); break;
-    case GemmIsa::avx512_bf16: k = detail::gemm_kernel_f32_avx512_bf16(src); break;
-  }
+  if (!gemm_isa_supported(isa)) return false;
+  const GemmKernel<float>* k = table_f32(isa, src);
   return k != nullptr && k->few_rows != nullptr;
 }
 

@@ -18,7 +18,6 @@ struct CvtF16ToF32Hw {
   float operator()(uint16_t x) const { return _cvtsh_ss(x); }
 };
 
-
 // Packs fp32 lines stored contiguously (ks == 1) into W-wide strips (W a
 // multiple of 8): the rows of a row-major A (W = MR), and the columns of a
 // transposed B (W = NR: `x @ w.T`, every linear layer). Both need a
@@ -55,6 +54,16 @@ void pack_contiguous_lines_f32(const void* src_v, int64_t ls, int64_t ks, int64_
   if (full < lines) pack_lines<W, float, float, CvtSame>(src + full * ls, ls, ks, lines - full, k, dst + full * k);
 }
 
+// fp32 for FewRowsTile (gemm_avx512_tile.h): one FMA per 16 k steps. (The
+// portable loop nest GCC vectorised ran 4 x 4096 x 4096 at 0.65x oneDNN.)
+struct FewRowsF32Dot {
+  using T = float;
+  static constexpr int64_t kK = 16;
+  static __m512 load(const float* p) { return _mm512_loadu_ps(p); }
+  static __m512 load_tail(int64_t left, const float* p) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << left) - 1), p); }
+  static __m512 dot(__m512 acc, __m512 a, __m512 b) { return _mm512_fmadd_ps(a, b, acc); }
+};
+
 // Tile: 8 rows x 3 vectors (24 accumulators, 3 B loads + 8 broadcasts per 24
 // FMAs). Measured against 14 x 32, 12 x 32 and 6 x 64 on the reference Zen 5
 // (n = 1024, 2048, same run as dnnl_sgemm): all within noise of each other,
@@ -74,62 +83,6 @@ void pack_contiguous_lines_f32(const void* src_v, int64_t ls, int64_t ks, int64_
 // - NC = 4096: the packed B block (256 x 4096 x 4 = 4 MiB) stays in L3 (32
 //   MiB, shared by the two cores); most matrices need one jc pass; 1024 was
 //   slower.
-// R rows times C_ columns of fp32 (FewRowsFn's layout, Note [Few-row
-// products] in gemm.cpp): 16 k steps per FMA, each B load serving R rows,
-// masked loads for the k tail. (The portable loop nest GCC vectorised ran
-// 4 x 4096 x 4096 at 0.65x oneDNN.)
-template <int R, int C_>
-inline void few_rows_f32_tile(int64_t k, const float* a, int64_t a_rs, const float* b, int64_t b_cs, float* c,
-                              int64_t c_rs, int64_t c_cs, float alpha, float beta) {
-  __m512 acc[R][C_];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C_; ++j) acc[r][j] = _mm512_setzero_ps();
-  const int64_t full = k / 16 * 16;
-  const __mmask16 tail = static_cast<__mmask16>((1u << (k - full)) - 1);
-  for (int64_t p = 0; p < full; p += 16) {
-    __m512 bv[C_];
-    for (int j = 0; j < C_; ++j) bv[j] = _mm512_loadu_ps(b + j * b_cs + p);
-    for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_loadu_ps(a + r * a_rs + p);
-      for (int j = 0; j < C_; ++j) acc[r][j] = _mm512_fmadd_ps(av, bv[j], acc[r][j]);
-    }
-  }
-  if (tail != 0)
-    for (int r = 0; r < R; ++r) {
-      const __m512 av = _mm512_maskz_loadu_ps(tail, a + r * a_rs + full);
-      for (int j = 0; j < C_; ++j) acc[r][j] = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(tail, b + j * b_cs + full), acc[r][j]);
-    }
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C_; ++j) {
-      const float dot = _mm512_reduce_add_ps(acc[r][j]);
-      float* cij = c + r * c_rs + j * c_cs;
-      *cij = beta == 0.0f ? alpha * dot : alpha * dot + beta * *cij;
-    }
-}
-
-template <int R>
-void few_rows_f32_of(int64_t k, int64_t n, const float* a, int64_t a_rs, const float* b, int64_t b_cs, float* c,
-                     int64_t c_rs, int64_t c_cs, float alpha, float beta) {
-  constexpr int kCols = 4;
-  int64_t j = 0;
-  for (; j + kCols <= n; j += kCols)
-    few_rows_f32_tile<R, kCols>(k, a, a_rs, b + j * b_cs, b_cs, c + j * c_cs, c_rs, c_cs, alpha, beta);
-  for (; j < n; ++j) few_rows_f32_tile<R, 1>(k, a, a_rs, b + j * b_cs, b_cs, c + j * c_cs, c_rs, c_cs, alpha, beta);
-}
-
-void few_rows_f32(int m, int64_t k, int64_t n, const void* a_v, int64_t a_rs, const void* b_v, int64_t b_cs, float* c,
-                  int64_t c_rs, int64_t c_cs, float alpha, float beta) {
-  const float* a = static_cast<const float*>(a_v);
-  const float* b = static_cast<const float*>(b_v);
-  switch (m) {
-    case 2: return few_rows_f32_of<2>(k, n, a, a_rs, b, b_cs, c, c_rs, c_cs, alpha, beta);
-    case 3: return few_rows_f32_of<3>(k, n, a, a_rs, b, b_cs, c, c_rs, c_cs, alpha, beta);
-    case 4: return few_rows_f32_of<4>(k, n, a, a_rs, b, b_cs, c, c_rs, c_cs, alpha, beta);
-    default:
-      for (int r = 0; r < m; ++r) few_rows_f32_of<1>(k, n, a + r * a_rs, a_rs, b, b_cs, c + r * c_rs, c_rs, c_cs, alpha, beta);
-  }
-}
-
 constexpr int kMR = 8, kNR = 48;
 // Only fp32 sources get the direct (unpacked B) kernel: bf16 and f16 B must
 // be widened, which packing does once per element.
@@ -164,7 +117,7 @@ const GemmKernel<float>* gemm_kernel_f32_avx512(DType src) {
       return &f32_kernel<float, CvtSame, &pack_contiguous_lines_f32<kMR>,
                          &direct_tile<float, kMR, kNR / 16, FmaDirect<float>>, nullptr,
                          &rows_a_tile<float, kMR, kNR / 16, FmaStep<float>, FmaDirect<float>, void>,
-                         &pack_contiguous_lines_f32<kNR>, &few_rows_f32>;
+                         &pack_contiguous_lines_f32<kNR>, &few_rows_by_tiles<float, FewRowsTile<FewRowsF32Dot>>>;
     case DType::bf16: return half_kernel<CvtBf16ToF32, RoundToBf16>;
     case DType::f16: return half_kernel<CvtF16ToF32Hw, RoundToF16>;
     default: return nullptr;  // f64 has its own kernel; the other types none

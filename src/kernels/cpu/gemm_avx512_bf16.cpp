@@ -240,60 +240,17 @@ void gemv_bf16_pairs(int64_t k, int64_t n, const void* x_v, int64_t xs, const vo
   }
 }
 
-// R rows times C_ columns of native bf16 (FewRowsFn's layout), the pairs
-// straight into vdpbf16ps as gemv_bf16_pairs does: each B load serves R rows.
-template <int R, int C_>
-inline void few_rows_bf16_tile(int64_t k, const uint16_t* a, int64_t a_rs, const uint16_t* b, int64_t b_cs, float* c,
-                               int64_t c_rs, int64_t c_cs, float alpha, float beta) {
-  __m512 acc[R][C_];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C_; ++j) acc[r][j] = _mm512_setzero_ps();
-  const int64_t full = k / 32 * 32;
-  const __mmask32 tail = static_cast<__mmask32>((uint64_t{1} << (k - full)) - 1);
-  for (int64_t p = 0; p < full; p += 32) {
-    __m512bh bv[C_];
-    for (int j = 0; j < C_; ++j) bv[j] = (__m512bh)_mm512_loadu_si512(b + j * b_cs + p);
-    for (int r = 0; r < R; ++r) {
-      const __m512bh av = (__m512bh)_mm512_loadu_si512(a + r * a_rs + p);
-      for (int j = 0; j < C_; ++j) acc[r][j] = _mm512_dpbf16_ps(acc[r][j], av, bv[j]);
-    }
+// Native bf16 for FewRowsTile (gemm_avx512_tile.h): the pairs straight into
+// vdpbf16ps as gemv_bf16_pairs does, 32 k steps per instruction.
+struct FewRowsBf16Dot {
+  using T = uint16_t;
+  static constexpr int64_t kK = 32;
+  static __m512 load(const uint16_t* p) { return _mm512_castsi512_ps(_mm512_loadu_si512(p)); }
+  static __m512 load_tail(int64_t left, const uint16_t* p) {
+    return _mm512_castsi512_ps(_mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << left) - 1), p));
   }
-  if (tail != 0)
-    for (int r = 0; r < R; ++r) {
-      const __m512bh av = (__m512bh)_mm512_maskz_loadu_epi16(tail, a + r * a_rs + full);
-      for (int j = 0; j < C_; ++j)
-        acc[r][j] = _mm512_dpbf16_ps(acc[r][j], av, (__m512bh)_mm512_maskz_loadu_epi16(tail, b + j * b_cs + full));
-    }
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < C_; ++j) {
-      const float dot = _mm512_reduce_add_ps(acc[r][j]);
-      float* cij = c + r * c_rs + j * c_cs;
-      *cij = beta == 0.0f ? alpha * dot : alpha * dot + beta * *cij;
-    }
-}
-
-template <int R>
-void few_rows_bf16_of(int64_t k, int64_t n, const uint16_t* a, int64_t a_rs, const uint16_t* b, int64_t b_cs, float* c,
-                      int64_t c_rs, int64_t c_cs, float alpha, float beta) {
-  constexpr int kCols = 4;
-  int64_t j = 0;
-  for (; j + kCols <= n; j += kCols)
-    few_rows_bf16_tile<R, kCols>(k, a, a_rs, b + j * b_cs, b_cs, c + j * c_cs, c_rs, c_cs, alpha, beta);
-  for (; j < n; ++j) few_rows_bf16_tile<R, 1>(k, a, a_rs, b + j * b_cs, b_cs, c + j * c_cs, c_rs, c_cs, alpha, beta);
-}
-
-void few_rows_bf16_pairs(int m, int64_t k, int64_t n, const void* a_v, int64_t a_rs, const void* b_v, int64_t b_cs,
-                         float* c, int64_t c_rs, int64_t c_cs, float alpha, float beta) {
-  const uint16_t* a = static_cast<const uint16_t*>(a_v);
-  const uint16_t* b = static_cast<const uint16_t*>(b_v);
-  switch (m) {
-    case 2: return few_rows_bf16_of<2>(k, n, a, a_rs, b, b_cs, c, c_rs, c_cs, alpha, beta);
-    case 3: return few_rows_bf16_of<3>(k, n, a, a_rs, b, b_cs, c, c_rs, c_cs, alpha, beta);
-    case 4: return few_rows_bf16_of<4>(k, n, a, a_rs, b, b_cs, c, c_rs, c_cs, alpha, beta);
-    default:
-      for (int r = 0; r < m; ++r) few_rows_bf16_of<1>(k, n, a + r * a_rs, a_rs, b, b_cs, c + r * c_rs, c_rs, c_cs, alpha, beta);
-  }
-}
+  static __m512 dot(__m512 acc, __m512 a, __m512 b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
+};
 
 // Blocking: MC = 336 and NC = 4096 as gemm_avx512.cpp's (see there); KC =
 // 1024 k steps (512 pairs): a B strip is 64 KiB, streamed from L2 with the
@@ -334,7 +291,7 @@ const GemmKernel<float>* gemm_kernel_f32_avx512_bf16(DType src) {
                           &micro_tile_out16<kMR, kNR / 16, Bf16PairStep, RoundToBf16>,
                           &direct_tile_out16<kMR, kNR / 16, Bf16PairDirect, RoundToBf16>,
                           &rows_a_tile<float, kMR, kNR / 16, Bf16PairStep, Bf16PairDirect, RoundToBf16>,
-                          &few_rows_bf16_pairs>;
+                          &few_rows_by_tiles<uint16_t, FewRowsTile<FewRowsBf16Dot>>>;
     case DType::f16: return &f16_kernel;
     default: return nullptr;  // f64 has its own kernel; the other types none
   }

@@ -335,4 +335,41 @@ void micro_tile_out16(int64_t k, const void* a, const void* b, const float* c, i
 }
 
 }  // namespace
+// The few-row products' tile (Note [Few-row products] in gemm.cpp): R rows
+// of A times C_ columns of B, both contiguous along k, Dot::kK k steps per
+// vector (16 fp32, or 32 bf16 as 16 pairs), each B load serving R rows,
+// masked loads for the k tail; then c = alpha · (the lanes' sum) + beta · c
+// (c not read when beta is 0). Dot: T, kK, load(p), load_tail(left, p)
+// (zeros past `left` elements), dot(acc, a, b); values travel as __m512 bits.
+template <class Dot>
+struct FewRowsTile {
+  template <int R, int C_>
+  static void run(int64_t k, const typename Dot::T* a, int64_t a_rs, const typename Dot::T* b, int64_t b_cs, float* c,
+                  int64_t c_rs, int64_t c_cs, float alpha, float beta) {
+    __m512 acc[R][C_];
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < C_; ++j) acc[r][j] = _mm512_setzero_ps();
+    const int64_t full = k / Dot::kK * Dot::kK;
+    for (int64_t p = 0; p < full; p += Dot::kK) {
+      __m512 bv[C_];
+      for (int j = 0; j < C_; ++j) bv[j] = Dot::load(b + j * b_cs + p);
+      for (int r = 0; r < R; ++r) {
+        const __m512 av = Dot::load(a + r * a_rs + p);
+        for (int j = 0; j < C_; ++j) acc[r][j] = Dot::dot(acc[r][j], av, bv[j]);
+      }
+    }
+    if (full < k)
+      for (int r = 0; r < R; ++r) {
+        const __m512 av = Dot::load_tail(k - full, a + r * a_rs + full);
+        for (int j = 0; j < C_; ++j) acc[r][j] = Dot::dot(acc[r][j], av, Dot::load_tail(k - full, b + j * b_cs + full));
+      }
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < C_; ++j) {
+        const float dot = _mm512_reduce_add_ps(acc[r][j]);
+        float* cij = c + r * c_rs + j * c_cs;
+        *cij = beta == 0.0f ? alpha * dot : alpha * dot + beta * *cij;
+      }
+  }
+};
+
 }  // namespace bp::kernels::cpu::detail

@@ -271,5 +271,29 @@ void gemv_plain(int64_t k, int64_t n, const void* x_v, int64_t xs, const void* b
   }
 }
 
+// FewRowsFn over an ISA's tile of R rows x C_ columns (Tile::run<R, C_>,
+// Note [Few-row products] in gemm.cpp): the rows in one pass over B,
+// columns four at a time, then one by one.
+template <class T, class Tile>
+void few_rows_by_tiles(int m, int64_t k, int64_t n, const void* a_v, int64_t a_rs, const void* b_v, int64_t b_cs,
+                       float* c, int64_t c_rs, int64_t c_cs, float alpha, float beta) {
+  const T* a = static_cast<const T*>(a_v);
+  const T* b = static_cast<const T*>(b_v);
+  auto rows = [&]<int R>(const T* ar, float* cr) {
+    constexpr int kCols = 4;
+    int64_t j = 0;
+    for (; j + kCols <= n; j += kCols)
+      Tile::template run<R, kCols>(k, ar, a_rs, b + j * b_cs, b_cs, cr + j * c_cs, c_rs, c_cs, alpha, beta);
+    for (; j < n; ++j) Tile::template run<R, 1>(k, ar, a_rs, b + j * b_cs, b_cs, cr + j * c_cs, c_rs, c_cs, alpha, beta);
+  };
+  switch (m) {
+    case 2: return rows.template operator()<2>(a, c);
+    case 3: return rows.template operator()<3>(a, c);
+    case 4: return rows.template operator()<4>(a, c);
+    default:
+      for (int r = 0; r < m; ++r) rows.template operator()<1>(a + r * a_rs, c + r * c_rs);
+  }
+}
+
 }  // namespace
 }  // namespace bp::kernels::cpu::detail
