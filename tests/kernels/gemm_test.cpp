@@ -368,7 +368,8 @@ TEST(KernelsGemm, RowAndColumnShapes) {
         expect_ok(isa, dt, {1, 21, 1000, Layout::row, lb, Layout::strided, 1, 0.5}, seed++);  // GEMV column groups and tails
         expect_ok(isa, dt, {1003, 1, 31, Layout::row, lb, Layout::row}, seed++);
         for (int64_t m : {2, 3, 4, 5})  // few rows (Note [Few-row products]): column groups, k tails, strided C
-          expect_ok(isa, dt, {m, 23, 77, Layout::row, lb, Layout::strided, 0.5, 0.5}, seed++);
+          for (int64_t k : {255, 300})    // below kGemmFewRowsMinK: packed as before
+            expect_ok(isa, dt, {m, 23, k, Layout::row, lb, Layout::strided, 0.5, 0.5}, seed++);
         expect_ok(isa, dt, {1, 1, 65, Layout::strided, lb}, seed++);
         expect_ok(isa, dt, {40, 30, 1, Layout::row, lb}, seed++);                // k = 1
       }

@@ -409,6 +409,8 @@ def test_onednn_leads_linear_shaped_and_narrow_products():
     few = 4 if "builtin:avx512" in IMPLS else 1
     assert backends.explain("linear", x[:few], w).chosen.startswith("builtin:")
     assert backends.explain("linear", x[:few + 1], w).chosen == "onednn:matmul"
+    shallow = np.ones((1024, 128), np.float32)  # k below kGemmFewRowsMinK: the few-row products do not apply
+    assert backends.explain("linear", np.ones((2, 128), np.float32), shallow).chosen == "onednn:matmul"
     # narrow: n = 49 columns from a 512 x 2048 A (an NCHW 1x1 convolution's product), batched too
     a, b = np.ones((512, 2048), np.float32), np.ones((2048, 49), np.float32)
     t = backends.explain("matmul", a, b)

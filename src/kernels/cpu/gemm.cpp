@@ -574,19 +574,21 @@ int64_t shared_a_block_bytes(const GemmKernel<Acc>& kr, int64_t m, int64_t k) {
 constexpr int64_t kGemvCols = 64;
 constexpr double kGemvBytesPerThread = 512.0 * 1024;
 
-//
 // Note [Few-row products]
 // A few rows (m <= kGemmFewRowsMax) times a B whose columns are contiguous
 // along k (x·Wᵀ for a small batch of tokens) is as bound by streaming B as
 // the GEMV: the kernels' few_rows reads each B column once for all rows,
 // packing nothing (the blocked path packed the transposed B on every call,
 // 2.2x the one-row time at 2 x 4096 x 4096), and the columns are shared as
-// the GEMV's are.
+// the GEMV's are. Only from kGemmFewRowsMinK on: each output ends in a
+// horizontal sum of a vector, which a short k does not amortise, and a
+// short B is cheap to pack.
 template <class Acc>
 void by_columns(const Problem<Acc>& p, const std::function<void(int64_t, int64_t)>& columns) {
   const int64_t groups = (p.n + kGemvCols - 1) / kGemvCols;
   const double b_bytes = static_cast<double>(p.n) * static_cast<double>(p.k) * static_cast<double>(p.src_bytes);
-  const int nt = groups < 2 ? 1 : threads::team_size(std::min<int64_t>(groups, static_cast<int64_t>(b_bytes / kGemvBytesPerThread)));
+  const int64_t shares = std::min<int64_t>(groups, static_cast<int64_t>(b_bytes / kGemvBytesPerThread));
+  const int nt = groups < 2 ? 1 : threads::team_size(shares);
   if (nt == 1) return columns(0, p.n);
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
@@ -609,7 +611,8 @@ void run_gemv(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
 
 template <class Acc>
 bool takes_few_rows(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
-  return kr.few_rows != nullptr && p.m >= 2 && p.m <= kGemmFewRowsMax && p.b_rs == 1 && p.a_cs == 1;
+  return kr.few_rows != nullptr && p.m >= 2 && p.m <= kGemmFewRowsMax && p.k >= kGemmFewRowsMinK && p.b_rs == 1 &&
+         p.a_cs == 1;
 }
 
 template <class Acc>

@@ -28,10 +28,11 @@ const char* gemm_isa_name(GemmIsa isa);  // "generic", "avx2", "avx512", "avx512
 // only: the CPU-capability cap is applied by the caller's checks).
 bool gemm_isa_supported(GemmIsa isa);
 
-// The most rows of A the few-row products take (Note [Few-row products] in
-// gemm.cpp): x·Wᵀ with a B whose columns are contiguous, no packing, where
-// the variant has them (gemm_has_few_rows).
+// The most rows of A the few-row products take, and the least k (Note
+// [Few-row products] in gemm.cpp): x·Wᵀ with a B whose columns are
+// contiguous, no packing, where the variant has them (gemm_has_few_rows).
 inline constexpr int kGemmFewRowsMax = 4;
+inline constexpr int64_t kGemmFewRowsMinK = 256;
 bool gemm_has_few_rows(GemmIsa isa, DType src);
 
 template <class T>

@@ -19,14 +19,16 @@ int64_t linear_max_rows(DType dtype) {
   return dtype == DType::f32 ? kOnednnLeadLinearMaxRowsF32 : dtype == DType::bf16 ? kOnednnLeadLinearMaxRowsBf16 : 0;
 }
 
-// The most rows of `x @ w.T` the builtin kernels take without packing w:
-// one everywhere (the GEMV), kGemmFewRowsMax where the widest kernel for the
-// dtype has few-row products (Note [Few-row products] in gemm.cpp).
-int64_t builtin_unpacked_rows(DType dtype) {
+// The most rows of `x @ w.T` (depth k) the builtin kernels take without
+// packing w: one everywhere (the GEMV), kGemmFewRowsMax where the widest
+// kernel for the dtype has few-row products and k is deep enough for them
+// (Note [Few-row products] in gemm.cpp).
+int64_t builtin_unpacked_rows(DType dtype, int64_t k) {
   using kernels::cpu::GemmIsa;
   static const bool f32 = kernels::cpu::gemm_has_few_rows(GemmIsa::avx512, DType::f32);
   static const bool bf16 = kernels::cpu::gemm_has_few_rows(GemmIsa::avx512_bf16, DType::bf16);
-  return (dtype == DType::f32 && f32) || (dtype == DType::bf16 && bf16) ? kernels::cpu::kGemmFewRowsMax : 1;
+  const bool few = (dtype == DType::f32 && f32) || (dtype == DType::bf16 && bf16);
+  return few && k >= kernels::cpu::kGemmFewRowsMinK ? kernels::cpu::kGemmFewRowsMax : 1;
 }
 
 }  // namespace
@@ -41,7 +43,7 @@ bool openblas_leads(const dispatch::Problem& p) {
 bool onednn_leads_linear(const dispatch::Problem& p) {
   if (!p.device.is_cpu() || p.ndims != 4 || operand_layout(p) != kBTransposed) return false;
   const int64_t* d = p.dims;
-  return d[kBatch] == 1 && d[kM] > builtin_unpacked_rows(p.dtype) && d[kM] <= linear_max_rows(p.dtype) &&
+  return d[kBatch] == 1 && d[kM] > builtin_unpacked_rows(p.dtype, d[kK]) && d[kM] <= linear_max_rows(p.dtype) &&
          d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
 }
 

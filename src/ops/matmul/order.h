@@ -40,8 +40,9 @@
 // in place eight at a time (Note [Threaded GEMV] in gemm.cpp); builtin /
 // oneDNN time at 1 x 4096 x 4096, 1 x 11008 x 4096 and 1 x 4096 x 11008:
 // f32 0.68-0.72 (one thread), 0.72-0.77 (two); bf16 0.41-0.50 and 0.27-0.30.
-// Nor are 2-4 rows where the AVX-512 kernels have few-row products (Note
-// [Few-row products] in gemm.cpp: w read once for all rows, unpacked),
+// Nor are 2-4 rows where the AVX-512 kernels have few-row products and k
+// is at least kGemmFewRowsMinK (Note [Few-row products] in gemm.cpp: w
+// read once for all rows, unpacked),
 // builtin / oneDNN time at 2 and 4 x 4096 x 4096: f32 0.67 and 0.86 (one
 // thread), 0.64 and 0.80 (two); bf16 0.57 and 0.81, 0.29 and 0.65.
 // A third moves it first for narrow f32 products: A and B row-major (any
