@@ -194,54 +194,9 @@ struct CvtF16ToF32Hw {
   float operator()(uint16_t x) const { return _cvtsh_ss(x); }
 };
 
-// y = alpha·x·B + beta·y for native bf16 (GemvFn): where x and B's columns
-// are contiguous along k (x·Wᵀ, or W·x turned into the row case), the
-// pairs go straight from memory into vdpbf16ps, four columns per x load,
-// as the bf16 GEMM's tiles multiply (exact products, fp32 sums); other
-// layouts take gemv_plain. Widening each value first held W·x (4096 x 4096)
-// to 18 GB/s of W on one thread.
-constexpr int kGemvPairCols = 8;  // columns per x load: 4 gave 38 GB/s of W·x at 4096^2 on one thread, 8 46, 12 44, 16 29
-void gemv_bf16_pairs(int64_t k, int64_t n, const void* x_v, int64_t xs, const void* b_v, int64_t rs, int64_t cs,
-                     float* y, int64_t ys, float alpha, float beta) {
-  if (rs != 1 || xs != 1) return gemv_plain<uint16_t, float, CvtBf16ToF32>(k, n, x_v, xs, b_v, rs, cs, y, ys, alpha, beta);
-  const uint16_t* x = static_cast<const uint16_t*>(x_v);
-  const uint16_t* b = static_cast<const uint16_t*>(b_v);
-  const int64_t full = k / 32 * 32;
-  const __mmask32 tail = static_cast<__mmask32>((uint64_t{1} << (k - full)) - 1);
-  auto finish = [&](int64_t j, __m512 acc) {
-    const float dot = _mm512_reduce_add_ps(acc);
-    y[j * ys] = beta == 0.0f ? alpha * dot : alpha * dot + beta * y[j * ys];
-  };
-  int64_t j = 0;
-  for (; j + kGemvPairCols <= n; j += kGemvPairCols) {
-    const uint16_t* bj = b + j * cs;
-    __m512 acc[kGemvPairCols];
-    for (int c = 0; c < kGemvPairCols; ++c) acc[c] = _mm512_setzero_ps();
-    for (int64_t p = 0; p < full; p += 32) {
-      const __m512bh xv = (__m512bh)_mm512_loadu_si512(x + p);
-      for (int c = 0; c < kGemvPairCols; ++c) acc[c] = _mm512_dpbf16_ps(acc[c], xv, (__m512bh)_mm512_loadu_si512(bj + c * cs + p));
-    }
-    if (tail != 0) {
-      const __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(tail, x + full);
-      for (int c = 0; c < kGemvPairCols; ++c)
-        acc[c] = _mm512_dpbf16_ps(acc[c], xv, (__m512bh)_mm512_maskz_loadu_epi16(tail, bj + c * cs + full));
-    }
-    for (int c = 0; c < kGemvPairCols; ++c) finish(j + c, acc[c]);
-  }
-  for (; j < n; ++j) {
-    const uint16_t* bj = b + j * cs;
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t p = 0; p < full; p += 32)
-      acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_loadu_si512(x + p), (__m512bh)_mm512_loadu_si512(bj + p));
-    if (tail != 0)
-      acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_maskz_loadu_epi16(tail, x + full),
-                             (__m512bh)_mm512_maskz_loadu_epi16(tail, bj + full));
-    finish(j, acc);
-  }
-}
-
-// Native bf16 for FewRowsTile (gemm_avx512_tile.h): the pairs straight into
-// vdpbf16ps as gemv_bf16_pairs does, 32 k steps per instruction.
+// Native bf16 for FewRowsTile (gemm_avx512_tile.h), and so for the GEMV
+// below: the pairs straight from memory into vdpbf16ps, 32 k steps per
+// instruction, as the bf16 GEMM's tiles multiply (exact products, fp32 sums).
 struct FewRowsBf16Dot {
   using T = uint16_t;
   static constexpr int64_t kK = 32;
@@ -251,6 +206,24 @@ struct FewRowsBf16Dot {
   }
   static __m512 dot(__m512 acc, __m512 a, __m512 b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
 };
+
+// y = alpha·x·B + beta·y for native bf16 (GemvFn): where x and B's columns
+// are contiguous along k (x·Wᵀ, or W·x turned into the row case), one-row
+// FewRowsTile products, kGemvPairCols columns per x load; other layouts take
+// gemv_plain. Widening each value first held W·x (4096 x 4096) to 18 GB/s
+// of W on one thread.
+constexpr int kGemvPairCols = 8;  // columns per x load: 4 gave 38 GB/s of W·x at 4096^2 on one thread, 8 46, 12 44, 16 29
+void gemv_bf16_pairs(int64_t k, int64_t n, const void* x_v, int64_t xs, const void* b_v, int64_t rs, int64_t cs,
+                     float* y, int64_t ys, float alpha, float beta) {
+  if (rs != 1 || xs != 1) return gemv_plain<uint16_t, float, CvtBf16ToF32>(k, n, x_v, xs, b_v, rs, cs, y, ys, alpha, beta);
+  using Tile = FewRowsTile<FewRowsBf16Dot>;
+  const uint16_t* x = static_cast<const uint16_t*>(x_v);
+  const uint16_t* b = static_cast<const uint16_t*>(b_v);
+  int64_t j = 0;
+  for (; j + kGemvPairCols <= n; j += kGemvPairCols)
+    Tile::run<1, kGemvPairCols>(k, x, 0, b + j * cs, cs, y + j * ys, 0, ys, alpha, beta);
+  for (; j < n; ++j) Tile::run<1, 1>(k, x, 0, b + j * cs, cs, y + j * ys, 0, ys, alpha, beta);
+}
 
 // Blocking: MC = 336 and NC = 4096 as gemm_avx512.cpp's (see there); KC =
 // 1024 k steps (512 pairs): a B strip is 64 KiB, streamed from L2 with the
