@@ -241,6 +241,18 @@ constexpr int64_t kFewQueries = 48;
 constexpr int64_t kStairCols = 64;
 constexpr int64_t kStairColsF32 = 48;  // the AVX-512 fp32 tile's width (64 left 16-column edge tiles)
 
+// The column groups of a diagonal key block: fn(r0, cols, rows) for each
+// group of `width` query columns from query i0 + r0, where rows (1..nk) are
+// the keys from j0 on that the group's last query sees; a group that sees
+// none of the block is skipped.
+template <class Fn>
+void stair_groups(int64_t nq, int64_t nk, int64_t i0, int64_t j0, int64_t width, Fn&& fn) {
+  for (int64_t r0 = 0; r0 < nq; r0 += width) {
+    const int64_t cols = std::min(width, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
+    if (rows > 0) fn(r0, cols, rows);
+  }
+}
+
 // Note [Causal bf16 key blocks]
 // Causal bf16 runs with key blocks as long as the query blocks (the
 // default 384 becomes 192): every task's last key block then ends where
@@ -339,10 +351,7 @@ void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index,
   uint16_t* p16 = pbuf.data();
   const char* kpanel = packed_base(pk) + pk.k_off[kv_index];
   const char* vpanel = packed_base(pk) + pk.v_off[kv_index];
-  for (int64_t r0 = 0; r0 < nq; r0 += kStairCols) {
-    const int64_t cols = std::min(kStairCols, nq - r0);
-    int64_t rows = std::min(nk, i0 + r0 + cols - j0);
-    if (rows <= 0) continue;
+  stair_groups(nq, nk, i0, j0, kStairCols, [&](int64_t r0, int64_t cols, int64_t rows) {
     if (rows < packed_k) rows = std::min(packed_k, rows + rows % 2);
     float* sg = st + r0;
     gemm_bf16_packed(a.isa, kpanel, rows, E, {qt + r0, E, cols, nq, 1}, {sg, rows, cols, nq, 1},
@@ -352,7 +361,7 @@ void causal_stair_block(const FlashAttention& a, PackedKV& pk, int64_t kv_index,
     detail::softmax_block_cols_bf16_avx512bf16(sg, rows, cols, m + r0, l + r0, corr + r0, ot + r0, Ev, p16 + r0, nq);
     gemm_bf16_packed_prefix(a.isa, vpanel, Ev, packed_k, rows, {p16 + r0, rows, cols, nq, 1},
                             {ot + r0, Ev, cols, nq, 1}, 1.0f, 1.0f);
-  }
+  });
 }
 
 // One task: batch entry n, query rows i0 .. i0 + nq. Everything is held
@@ -444,13 +453,11 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     if (packed && a.causal && j0 + nk > i0 + 1) {
       // Note [Causal staircase]: per group of query columns, only the keys
       // some column of the group sees; the rest are -inf (the fill below).
-      for (int64_t r0 = 0; r0 < nq; r0 += kStairCols) {
-        const int64_t cols = std::min(kStairCols, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
-        if (rows > 0)
-          gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], rows, E,
-                           {reinterpret_cast<const uint16_t*>(qtbuf.data()) + r0, E, cols, nq, 1},
-                           {reinterpret_cast<float*>(st) + r0, rows, cols, nq, 1}, static_cast<float>(scale), 0.0f);
-      }
+      stair_groups(nq, nk, i0, j0, kStairCols, [&](int64_t r0, int64_t cols, int64_t rows) {
+        gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], rows, E,
+                         {reinterpret_cast<const uint16_t*>(qtbuf.data()) + r0, E, cols, nq, 1},
+                         {reinterpret_cast<float*>(st) + r0, rows, cols, nq, 1}, static_cast<float>(scale), 0.0f);
+      });
     } else if (packed) {
       gemm_bf16_packed(a.isa, packed_base(pk) + pk.k_off[kv_index], nk, E, {reinterpret_cast<const uint16_t*>(qtbuf.data()), E, nq, nq, 1},
                        {reinterpret_cast<float*>(st), nk, nq, nq, 1}, static_cast<float>(scale), 0.0f);
@@ -461,12 +468,10 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
     } else {
       const MatView<const Acc> kb = block<kElem, Acc>(k + j0 * a.k.rs, a.k.rs, a.k.cs, nk, E, kbuf, vec);
       if (stair) {  // Note [Causal staircase]: the rest of each group's keys are hidden (the fill below)
-        for (int64_t r0 = 0; r0 < nq; r0 += kStairColsF32) {
-          const int64_t cols = std::min(kStairColsF32, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
-          if (rows > 0)
-            gemm<Acc>(a.isa, {kb.data, rows, E, kb.rs, kb.cs}, {qbuf.data() + r0, E, cols, nq, 1},
-                      {st + r0, rows, cols, nq, 1}, Acc(0));
-        }
+        stair_groups(nq, nk, i0, j0, kStairColsF32, [&](int64_t r0, int64_t cols, int64_t rows) {
+          gemm<Acc>(a.isa, {kb.data, rows, E, kb.rs, kb.cs}, {qbuf.data() + r0, E, cols, nq, 1},
+                    {st + r0, rows, cols, nq, 1}, Acc(0));
+        });
       } else {
         gemm<Acc>(a.isa, kb, {qbuf.data(), E, nq, nq, 1}, {st, nk, nq, nq, 1}, Acc(0));
       }
@@ -513,12 +518,10 @@ void run_task(const FlashAttention& a, int64_t n, int64_t i0, Buf<Acc>& qbuf, Bu
       if (few)
         gemm<Acc>(a.isa, {st, nq, nk, 1, nq}, vb, {obuf.data(), nq, Ev, Ev, 1}, Acc(1));
       else if (stair)  // each group's hidden keys have weight 0: not multiplied
-        for (int64_t r0 = 0; r0 < nq; r0 += kStairColsF32) {
-          const int64_t cols = std::min(kStairColsF32, nq - r0), rows = std::min(nk, i0 + r0 + cols - j0);
-          if (rows > 0)
-            gemm<Acc>(a.isa, {vb.data, Ev, rows, vb.cs, vb.rs}, {st + r0, rows, cols, nq, 1},
-                      {obuf.data() + r0, Ev, cols, nq, 1}, Acc(1));
-        }
+        stair_groups(nq, nk, i0, j0, kStairColsF32, [&](int64_t r0, int64_t cols, int64_t rows) {
+          gemm<Acc>(a.isa, {vb.data, Ev, rows, vb.cs, vb.rs}, {st + r0, rows, cols, nq, 1},
+                    {obuf.data() + r0, Ev, cols, nq, 1}, Acc(1));
+        });
       else
         gemm<Acc>(a.isa, {vb.data, Ev, nk, vb.cs, vb.rs}, {st, nk, nq, nq, 1}, {obuf.data(), Ev, nq, nq, 1}, Acc(1));
     }
