@@ -23,4 +23,10 @@ float* scratch(ScratchSlot slot, std::size_t floats) {
   return static_cast<float*>(s.block->data());
 }
 
+float* bounded_scratch(ScratchSlot slot, std::size_t floats, StoragePtr& owned) {
+  if (floats * sizeof(float) <= kScratchKeepBytes) return scratch(slot, floats);
+  owned = allocate_storage(Device::cpu(), floats * sizeof(float));
+  return static_cast<float*>(owned->data());
+}
+
 }  // namespace bp::kernels::cpu

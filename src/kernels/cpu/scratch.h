@@ -12,6 +12,8 @@
 
 #include <cstddef>
 
+#include "backplane/tensor.h"
+
 namespace bp::kernels::cpu {
 
 enum class ScratchSlot {
@@ -28,5 +30,12 @@ enum class ScratchSlot {
 
 // At least `floats` floats, 64-byte aligned, uninitialised.
 float* scratch(ScratchSlot slot, std::size_t floats);
+
+// scratch() up to kScratchKeepBytes; a larger area is allocated for the
+// call and held in `owned` (which the caller keeps while it uses the area),
+// so one huge call does not pin its area for the thread's life. Counted in
+// memory_stats() either way. floats > 0.
+inline constexpr std::size_t kScratchKeepBytes = std::size_t{64} << 20;
+float* bounded_scratch(ScratchSlot slot, std::size_t floats, StoragePtr& owned);
 
 }  // namespace bp::kernels::cpu

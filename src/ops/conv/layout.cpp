@@ -13,8 +13,6 @@
 namespace bp::ops::conv {
 namespace {
 
-constexpr int64_t kBlock = 32;  // transpose blocks of kBlock x kBlock elements (L1-resident)
-
 inline uint16_t f32_to_bf16(float x) {  // round to nearest even; NaN stays NaN
   uint32_t u;
   std::memcpy(&u, &x, sizeof u);

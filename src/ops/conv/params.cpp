@@ -36,11 +36,20 @@ double Params::flops() const {
 bool dense_ncdhw(const Tensor& t) { return dense_in_order(t, {0, 1, 2, 3, 4}); }
 bool dense_ndhwc(const Tensor& t) { return dense_in_order(t, {0, 2, 3, 4, 1}); }
 
+namespace {
+// The strides of a dense 5-D [N, C, D, H, W] array in channels-last memory
+// (N, D, H, W, C) or NCDHW order.
+Shape strides_5d(const Shape& shape, bool channels_last) {
+  if (!channels_last) return contiguous_strides(shape);
+  const int64_t c = shape[1], d = shape[2], h = shape[3], w = shape[4];
+  return {d * h * w * c, 1, h * w * c, w * c, c};
+}
+}  // namespace
+
 Tensor empty_5d(const Shape& shape, DType dtype, bool channels_last, Device device) {
   if (!channels_last) return Tensor::empty(shape, dtype, device);
-  const int64_t n = shape[0], c = shape[1], d = shape[2], h = shape[3], w = shape[4];
-  Tensor flat = Tensor::empty({n, d, h, w, c}, dtype, device);
-  return Tensor::from_storage(flat.storage(), shape, {d * h * w * c, 1, h * w * c, w * c, c}, 0, dtype);
+  const Tensor flat = Tensor::empty({shape[0], shape[2], shape[3], shape[4], shape[1]}, dtype, device);
+  return Tensor::from_storage(flat.storage(), shape, strides_5d(shape, true), 0, dtype);
 }
 
 Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last) {
@@ -51,19 +60,16 @@ Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last) {
 }
 
 Tensor staging_5d(Staged which, const Shape& shape, bool channels_last) {
-  constexpr std::size_t kStagingKeep = std::size_t{64} << 20;
-  std::size_t bytes = sizeof(float);
-  for (const int64_t d : shape) bytes *= static_cast<std::size_t>(d);
-  if (bytes > kStagingKeep || bytes == 0) return empty_5d(shape, DType::f32, channels_last);
+  std::size_t floats = 1;
+  for (const int64_t d : shape) floats *= static_cast<std::size_t>(d);
+  if (floats == 0) return empty_5d(shape, DType::f32, channels_last);
   using kernels::cpu::ScratchSlot;
-  float* data = kernels::cpu::scratch(which == Staged::input ? ScratchSlot::conv_staged_input
-                                                             : ScratchSlot::conv_staged_output,
-                                      bytes / sizeof(float));
-  // A view of the slot: the storage does not own it (the slot lives with the thread).
-  auto storage = std::make_shared<Storage>(data, bytes, Device::cpu(), std::function<void()>{});
-  const int64_t c = shape[1], d = shape[2], h = shape[3], w = shape[4];
-  const Shape strides = channels_last ? Shape{d * h * w * c, 1, h * w * c, w * c, c} : contiguous_strides(shape);
-  return Tensor::from_storage(std::move(storage), shape, strides, 0, DType::f32);
+  StoragePtr storage;  // set when the area is too large to keep in the slot
+  float* data = kernels::cpu::bounded_scratch(
+      which == Staged::input ? ScratchSlot::conv_staged_input : ScratchSlot::conv_staged_output, floats, storage);
+  // A view of the slot's memory otherwise: the storage does not own it (the slot lives with the thread).
+  if (!storage) storage = std::make_shared<Storage>(data, floats * sizeof(float), Device::cpu(), std::function<void()>{});
+  return Tensor::from_storage(std::move(storage), shape, strides_5d(shape, channels_last), 0, DType::f32);
 }
 
 Tensor staged_input_5d(const Tensor& t, bool channels_last) {

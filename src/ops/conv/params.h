@@ -89,12 +89,12 @@ Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last);
 // The fp32 copies an implementation makes of an input that is not dense
 // fp32 in its kernel's layout (bf16, f16, strided), and the fp32 output it
 // rounds into a bf16 / f16 / strided result, live in two kernel scratch
-// slots of the calling thread up to kStagingKeep bytes each (Note [Kernel
-// scratch]): fresh blocks of up to 38 MiB (bf16 MobileNet-V2 layers at
-// batch 8) were mapped and faulted in page by page on every call, as long
-// as the depthwise kernel itself took. Larger ones are allocated per call,
-// so one huge layer does not pin its area. A staged tensor is valid until
-// the thread stages into the same slot again (kernels do not nest).
+// slots of the calling thread (Note [Kernel scratch], bounded_scratch: up
+// to 64 MiB each, larger ones allocated per call): fresh blocks of up to
+// 38 MiB (bf16 MobileNet-V2 layers at batch 8) were mapped and faulted in
+// page by page on every call, as long as the depthwise kernel itself took.
+// A staged tensor is valid until the thread stages into the same slot again
+// (kernels do not nest).
 enum class Staged { input, output };
 // An uninitialised fp32 5-D tensor of `shape`, laid out as empty_5d's.
 Tensor staging_5d(Staged which, const Shape& shape, bool channels_last);

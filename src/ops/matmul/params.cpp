@@ -74,16 +74,10 @@ void round_into(DType dtype, kernels::cpu::GemmIsa isa, const float* src, uint16
 }
 
 // The fp32 staging area of f16/bf16 outputs: a kernel scratch slot of the
-// calling thread up to kStagingKeep bytes (Note [Kernel scratch]; a fresh
-// 16 MiB area per 2048^2 product cost 1% of it in page faults), allocated
-// per call above that, so one huge product does not pin its area for good.
-// Counted in memory_stats() either way.
+// calling thread (Note [Kernel scratch]; a fresh 16 MiB area per 2048^2
+// product cost 1% of it in page faults), bounded as bounded_scratch says.
 float* staging_area(std::size_t bytes, StoragePtr& owned) {
-  constexpr std::size_t kStagingKeep = std::size_t{64} << 20;
-  using kernels::cpu::ScratchSlot;
-  if (bytes <= kStagingKeep) return kernels::cpu::scratch(ScratchSlot::matmul_staging, bytes / sizeof(float));
-  owned = allocate_storage(Device::cpu(), bytes);
-  return static_cast<float*>(owned->data());
+  return kernels::cpu::bounded_scratch(kernels::cpu::ScratchSlot::matmul_staging, bytes / sizeof(float), owned);
 }
 
 template <class Acc>
