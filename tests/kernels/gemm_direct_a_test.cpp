@@ -348,4 +348,69 @@ TEST(GemmPackedA, PrefixMatchesTheOracle) {
   }
 }
 
+// fp32's pre-packed A (gemm_f32_pack_a + gemm_f32_packed_prefix: flash
+// attention's value panels, Note [Packed fp32 value panels]) against the
+// float64 oracle: A row- or column-major, one and several strips and A
+// blocks (m past MC), k to KC, the whole packed k or any prefix of it (odd
+// too: fp32's k unit is 1) with the columns past it NaN, B row- or
+// column-major, beta 0 and 1, one and two threads.
+void run_packed_f32(GemmIsa isa, int64_t m, int64_t n, int64_t k, int64_t extra, bool a_col, bool b_col, float beta,
+                    uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const int64_t ka = k + extra;
+  std::vector<float> a(m * ka), b(k * n), c0(m * n);
+  for (auto& x : a) x = dist(rng);
+  for (auto& x : b) x = dist(rng);
+  for (auto& x : c0) x = dist(rng);
+  const int64_t a_rs = a_col ? 1 : ka, a_cs = a_col ? m : 1, b_rs = b_col ? 1 : n, b_cs = b_col ? k : 1;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t q = k; q < ka; ++q) a[i * a_rs + q * a_cs] = static_cast<float>(kNaN);  // never read
+  const std::size_t bytes = kc::gemm_f32_packed_a_bytes(isa, m, ka);
+  ASSERT_GT(bytes, 0u) << m << "x" << ka;
+  std::vector<char> packed(bytes + 64);
+  kc::gemm_f32_pack_a(isa, {a.data(), m, ka, a_rs, a_cs}, packed.data());
+  std::vector<float> c = c0;
+  if (beta == 0) std::fill(c.begin(), c.end(), static_cast<float>(kNaN));
+  kc::gemm_f32_packed_prefix(isa, packed.data(), m, ka, k, {b.data(), k, n, b_rs, b_cs}, {c.data(), m, n, n, 1},
+                             0.75f, beta);
+  int bad = 0;
+  for (int64_t i = 0; i < m && bad < 5; ++i)
+    for (int64_t j = 0; j < n && bad < 5; ++j) {
+      double s = 0, mag = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        const double x = double(a[i * a_rs + q * a_cs]) * b[q * b_rs + j * b_cs];
+        s += x, mag += std::fabs(x);
+      }
+      const double beta_term = beta == 0 ? 0.0 : beta * double(c0[i * n + j]);
+      const double want = 0.75 * s + beta_term;
+      const double bound = (k + 4) * std::ldexp(1.0, -24) * (0.75 * mag + std::fabs(beta_term)) + 1e-30;
+      if (!(std::fabs(c[i * n + j] - want) <= bound)) {
+        ++bad;
+        ADD_FAILURE() << kc::gemm_isa_name(isa) << " " << m << "x" << n << "x" << k << " packed k " << ka
+                      << (a_col ? " A col" : " A row") << (b_col ? " B col" : " B row") << " beta " << beta << " at ("
+                      << i << ", " << j << "): got " << c[i * n + j] << ", want " << want;
+      }
+    }
+}
+
+TEST(GemmPackedA, F32MatchesTheOracle) {
+  uint32_t seed = 1500;
+  for (const int threads : {1, 2}) {
+    ThreadScope scope(threads);
+    for (const GemmIsa isa : {GemmIsa::generic, GemmIsa::avx2, GemmIsa::avx512}) {
+      if (!kc::gemm_isa_supported(isa)) continue;
+      for (const int64_t m : {1, 7, 8, 9, 64, 337})
+        for (const int64_t n : {1, 17, 48, 192})
+          for (const int64_t k : {1, 63, 64, 191, 384})
+            for (const int64_t extra : {0, 1, 64}) {
+              if (kc::gemm_f32_packed_a_bytes(isa, m, k + extra) == 0) continue;  // past this kernel's KC
+              const bool odd = ((m + n + k) & 1) != 0;
+              run_packed_f32(isa, m, n, k, extra, odd, (m + k) % 3 == 0, odd ? 1.0f : 0.0f, seed++);
+              if (HasFailure()) return;
+            }
+    }
+  }
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -236,6 +237,59 @@ TEST(FlashKernel, TileEdges) {
       for (int64_t S : {15, 64, 70})
         for (bool causal : {false, true}) check_shape(L, S, 16, 8, causal, true, isa), check_shape(L, S, 7, 33, causal, false, isa);
   }
+}
+
+// Note [Lazy fp32 softmax step]: a block's weights are taken against the
+// stale maximum until some score passes it by more than 8 ln 2; the step
+// then stops at that key row, scales the weights it wrote and goes on
+// against the new maximum. Rows whose scores jump in the middle of a key
+// block (just past the bound, and by 12), jump by 1e4 after a padding-like
+// mask of -1e4 (exp would overflow against the stale maximum), climb a
+// little with every key (each block within the bound, the blocks together
+// far past it), or drop far below it, on many small key blocks, against
+// the fp64 oracle on every softmax path.
+TEST(FlashKernel, LazyStepAcrossScoreJumps) {
+  std::vector<GemmIsa> isas = {GemmIsa::generic};
+  if (flash_softmax_avx512_supported()) isas.push_back(GemmIsa::avx512);
+  if (softmax_vec_for(GemmIsa::avx2) == SoftmaxVec::avx2) isas.push_back(GemmIsa::avx2);
+  const int64_t L = 70, S = 150, E = 24, Ev = 40;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  auto fill = [&](int64_t n) {
+    std::vector<float> t(static_cast<std::size_t>(n));
+    for (auto& x : t) x = nd(rng);
+    return t;
+  };
+  const std::vector<float> q = fill(L * E), k = fill(S * E), v = fill(S * Ev);
+  std::vector<float> mask = fill(L * S);
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < S; ++j) {
+      float& m = mask[i * S + j];
+      switch (i % 5) {
+        case 1: m += j >= 37 + i % 11 ? 5.6f + 0.2f * static_cast<float>(i % 3) : 0.0f; break;
+        case 2: m = j < std::min(33 + i % 9, i) ? -1e4f : m; break;  // every row, causal too, sees an unmasked key
+        case 3: m += 0.3f * static_cast<float>(j); break;
+        case 4: m += j >= 50 ? 12.0f : j >= 20 ? -30.0f : 0.0f; break;
+        default: break;
+      }
+    }
+  for (GemmIsa isa : isas)
+    for (bool causal : {false, true})
+      for (int64_t kb : {16, 40, 384}) {
+        std::vector<float> out(static_cast<std::size_t>(L * Ev), 123.0f);
+        FlashAttention a;
+        a.elem = DType::f32;
+        a.L = L, a.S = S, a.E = E, a.Ev = Ev;
+        a.q.data = q.data(), a.k.data = k.data(), a.v.data = v.data(), a.out = out.data();
+        a.q.rs = E, a.k.rs = E, a.v.rs = Ev, a.out_rs = Ev;
+        a.q.off = a.k.off = a.v.off = a.out_off = a.mask.off = {0};
+        a.mask.data = mask.data(), a.mask.rs = S, a.mask.cs = 1;
+        a.scale = 0.3, a.causal = causal, a.isa = isa, a.q_block = 32, a.kv_block = kb;
+        flash_attention(a);
+        const double err =
+            batch_error(q, k, v, mask, 0, L, S, E, Ev, causal, [&](int64_t i) { return double(out[i]); });
+        EXPECT_LT(err, 2e-5) << "isa=" << gemm_isa_name(isa) << " causal=" << causal << " kv_block=" << kb;
+      }
 }
 
 // n normal values as 16-bit bits (bf16, or f16) in `bits`, and the floats

@@ -753,49 +753,44 @@ void gemm_pack_shared_a(GemmIsa isa, DType src, const void* a, int64_t a_rs, int
 // Note [GEMM pre-packed A]
 // Attention multiplies every key block (and value block) by every query
 // block: packing them as A inside each product packed each one L / q_block
-// times (10% of bf16 flash:cpu at L = 4096, D = 64). These entries pack an
-// A of at most KC columns once, in the layout run_blocked's A blocks have
-// (Note [GEMM packed panels]: strips of MR rows, the A block at row ic
-// starting at strip ic / MR, since MC is a multiple of MR), and multiply
-// it later as often as needed. The problem is run as given (no transposed
-// form, no GEMV or small-problem path: those would need A's source).
-std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k) {
-  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
+// times (10% of bf16 flash:cpu at L = 4096, D = 64; the fp32 value panels
+// 4.4% of causal fp32). These entries pack an A of at most KC columns
+// once, in the layout run_blocked's A blocks have (Note [GEMM packed
+// panels]: strips of MR rows, the A block at row ic starting at strip
+// ic / MR, since MC is a multiple of MR), and multiply it later as often
+// as needed. The problem is run as given (no transposed form, no GEMV or
+// small-problem path: those would need A's source). bf16 and fp32 inputs
+// (fp32 accumulation both).
+namespace {
+
+std::size_t packed_a_bytes(const GemmKernel<float>& kr, int64_t m, int64_t k) {
   if (k > kr.kc || m <= 0 || k <= 0) return 0;
   return static_cast<std::size_t>(shared_a_block_bytes(kr, m, k));  // one k block: k rounded to the k unit
 }
 
-void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst) {
-  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a");
-  if (a.cols > kr.kc) throw_runtime("gemm_bf16_pack_a", "k above the kernel's KC: not packable in one block");
+template <class T>
+void pack_a_once(const GemmKernel<float>& kr, const char* fn, MatView<const T> a, void* dst) {
+  if (a.cols > kr.kc) throw_runtime(fn, "k above the kernel's KC: not packable in one block");
   kr.pack_a(a.data, a.rs, a.cs, a.rows, a.cols, dst);
 }
 
-bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
-                      MatView<float> c, float alpha, float beta, Out16 out) {
-  return gemm_bf16_packed_prefix(isa, packed_a, m, k, k, b, c, alpha, beta, out);
-}
-
 // Note [GEMM packed A prefix]
-// A packed A's strips are k-pair major (MR rows per k pair), so the first k
-// columns of each strip are its first k·MR values: only the strip stride
-// (packed_k rounded to the k unit) differs from an A packed with k columns.
-// An odd k < packed_k would pair column k - 1 with A's column k instead of
-// a zero, so k must then be even.
-bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
-                             MatView<const uint16_t> b, MatView<float> c, float alpha, float beta, Out16 out) {
-  const GemmKernel<float>& kr = *kernel_f32(isa, DType::bf16, "gemm_bf16_packed");
-  if (b.rows != k || c.rows != m || c.cols != b.cols || packed_k > kr.kc || c.cs != 1 || k > packed_k ||
-      (k < packed_k && k % kr.k_unit != 0))
-    throw_runtime("gemm_bf16_packed", "shape mismatch, k above KC or the packed k, an odd prefix or a column-major C");
+// A packed A's strips are k-major (MR rows per k, or per k pair for the
+// 16-bit kernels), so the first k columns of each strip are its first k·MR
+// values: only the strip stride (packed_k rounded to the k unit) differs
+// from an A packed with k columns. An odd k < packed_k would pair column
+// k - 1 with A's column k instead of a zero, so k must then be a multiple
+// of the k unit (even for bf16, anything for fp32).
+// p: the problem with A's pointer null; true when it rounded into out16.
+bool run_packed_prefix(const GemmKernel<float>& kr, const char* fn, Problem<float> p, const void* packed_a,
+                       int64_t packed_k) {
+  if (packed_k > kr.kc || p.c_cs != 1 || p.k > packed_k || (p.k < packed_k && p.k % kr.k_unit != 0))
+    throw_runtime(fn, "k above KC or the packed k, a prefix not a multiple of the k unit, or a column-major C");
   threads::apply_num_threads_to_this_thread();
-  if (m <= 0 || b.cols <= 0) return false;
-  Problem<float> p = with_out16(
-      make_problem<uint16_t, float>("gemm_bf16_packed", {nullptr, m, k, k, 1}, b, c, alpha, beta), out, isa,
-      &round_f32_to_bf16);
+  if (p.m <= 0 || p.n <= 0) return false;
   p.a_packed = static_cast<const char*>(packed_a);
   p.a_packed_kpad = round_up(packed_k, kr.k_unit);
-  if (k <= 0 || alpha == 0.0f) {
+  if (p.k <= 0 || p.alpha == 0.0f) {
     p.out16 = nullptr;
     scale_c(p);
     return false;
@@ -803,6 +798,45 @@ bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64
   if (p.out16 == nullptr) p.round16 = nullptr;
   run_blocked(kr, p);
   return p.round16 != nullptr;
+}
+
+}  // namespace
+
+std::size_t gemm_bf16_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k) {
+  return packed_a_bytes(*kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a"), m, k);
+}
+
+void gemm_bf16_pack_a(GemmIsa isa, MatView<const uint16_t> a, void* dst) {
+  pack_a_once(*kernel_f32(isa, DType::bf16, "gemm_bf16_pack_a"), "gemm_bf16_pack_a", a, dst);
+}
+
+bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, MatView<const uint16_t> b,
+                      MatView<float> c, float alpha, float beta, Out16 out) {
+  return gemm_bf16_packed_prefix(isa, packed_a, m, k, k, b, c, alpha, beta, out);
+}
+
+bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
+                             MatView<const uint16_t> b, MatView<float> c, float alpha, float beta, Out16 out) {
+  const char* fn = "gemm_bf16_packed";
+  const Problem<float> p = with_out16(make_problem<uint16_t, float>(fn, {nullptr, m, k, k, 1}, b, c, alpha, beta),
+                                      out, isa, &round_f32_to_bf16);
+  return run_packed_prefix(*kernel_f32(isa, DType::bf16, fn), fn, p, packed_a, packed_k);
+}
+
+std::size_t gemm_f32_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k) {
+  return packed_a_bytes(*kernel_f32(isa, DType::f32, "gemm_f32_pack_a"), m, k);
+}
+
+void gemm_f32_pack_a(GemmIsa isa, MatView<const float> a, void* dst) {
+  pack_a_once(*kernel_f32(isa, DType::f32, "gemm_f32_pack_a"), "gemm_f32_pack_a", a, dst);
+}
+
+void gemm_f32_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
+                            MatView<const float> b, MatView<float> c, float alpha, float beta) {
+  const char* fn = "gemm_f32_packed";
+  (void)run_packed_prefix(*kernel_f32(isa, DType::f32, fn), fn,
+                          make_problem<float, float>(fn, {nullptr, m, k, k, 1}, b, c, alpha, beta), packed_a,
+                          packed_k);
 }
 
 bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b, MatView<float> c, float alpha,

@@ -83,7 +83,7 @@ void gemm_pack_shared_a(GemmIsa isa, DType src, const void* a, int64_t a_rs, int
                         void* dst);
 
 // A packed once, multiplied many times (Note [GEMM pre-packed A] in
-// gemm.cpp), bf16 only: gemm_bf16_pack_a writes A (m x k, k at most the
+// gemm.cpp), bf16 and fp32: gemm_bf16_pack_a writes A (m x k, k at most the
 // kernel's KC: 0 bytes from gemm_bf16_packed_a_bytes means not packable) in
 // the kernel's layout into dst (gemm_bf16_packed_a_bytes(isa, m, k) bytes);
 // gemm_bf16_packed then computes as gemm_bf16 with that A (same isa, m and
@@ -96,5 +96,10 @@ bool gemm_bf16_packed(GemmIsa isa, const void* packed_a, int64_t m, int64_t k, M
 // even where below packed_k; Note [GEMM packed A prefix] in gemm.cpp).
 bool gemm_bf16_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
                              MatView<const uint16_t> b, MatView<float> c, float alpha, float beta, Out16 out = {});
+// fp32's twins (any k prefix: the fp32 kernels' k unit is 1).
+std::size_t gemm_f32_packed_a_bytes(GemmIsa isa, int64_t m, int64_t k);
+void gemm_f32_pack_a(GemmIsa isa, MatView<const float> a, void* dst);
+void gemm_f32_packed_prefix(GemmIsa isa, const void* packed_a, int64_t m, int64_t packed_k, int64_t k,
+                            MatView<const float> b, MatView<float> c, float alpha, float beta);
 
 }  // namespace bp::kernels::cpu
