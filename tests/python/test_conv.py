@@ -266,8 +266,10 @@ def test_depthwise_planes_in_their_own_dtype(impl, dtype):
     x = rand((2, 5, 9, 67), np_dtype, rng)
     x[1, 2, 4, 30], x[0, 3, 2, 5] = np.nan, np.inf
     w, b = rand((5, 1, 3, 3), np_dtype, rng), rand((5,), np_dtype, rng)
+    # rows 48 wide: whole vectors at a row's end on every width (Note [Depthwise row tails])
+    x48 = np.ascontiguousarray(x[..., :48])
     with backends.implementations("conv", impl):
-        for stride, padding, dilation in [(1, 1, 1), (2, 1, 1), (3, 2, 2), (2, 0, 1)]:
+        for x, stride, padding, dilation in [(x, 1, 1, 1), (x, 2, 1, 1), (x, 3, 2, 2), (x, 2, 0, 1), (x48, 1, 1, 1)]:
             got = F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=5)
             assert got.dtype == dtype
             want = conv(x, w, b, stride, padding, dilation, 5)

@@ -122,15 +122,13 @@ def test_im2col_leads_channels_last_1x1_with_a_long_reduction():
     assert explain(nhwc(rand(2, 32, 24, 24)), rand(16, 32, 1, 1)).chosen == "onednn:conv"  # narrow input too
 
 
-def test_direct_leads_depthwise_on_large_wide_nchw_inputs_or_many_channels_last_points():
-    wide = rand(8, 64, 64, 64)                      # NCHW, output rows 64 wide, 2^21 input elements
+def test_direct_leads_nchw_depthwise_and_many_channels_last_points():
+    wide = rand(8, 64, 64, 64)                      # NCHW, output rows 64 wide: planes
     t = explain(wide, rand(64, 1, 3, 3), padding=1, groups=64)
-    assert t.chosen == first_direct() and "NCHW depthwise, output rows 64" in order_note(t)
-    small = rand(2, 64, 64, 64)                     # as wide, 2^19 input elements: rows >= 64 wide still lead
-    t = explain(small, rand(64, 1, 3, 3), padding=1, groups=64)
-    assert t.chosen == first_direct() and "output rows 64 wide (>= 64" in order_note(t)
-    mid = rand(1, 144, 56, 56)                      # rows 56 wide, 2^18.8 input elements: oneDNN
-    assert explain(mid, rand(144, 1, 3, 3), padding=1, groups=144).chosen == "onednn:conv"
+    assert t.chosen == first_direct() and "NCHW depthwise, output rows 64 wide (>= 32" in order_note(t)
+    mid = rand(1, 144, 56, 56)                      # rows 56 wide, a small input: planes too
+    t = explain(mid, rand(144, 1, 3, 3), padding=1, groups=144)
+    assert t.chosen == first_direct() and "output rows 56 wide (>= 32" in order_note(t)
     narrow = rand(2, 64, 14, 14)                    # NCHW, rows 14 wide: staged, direct
     t = explain(narrow, rand(64, 1, 3, 3), padding=1, groups=64)
     assert t.chosen == first_direct() and "output rows 14 < 32" in order_note(t)
@@ -142,9 +140,9 @@ def test_direct_leads_depthwise_on_large_wide_nchw_inputs_or_many_channels_last_
     assert explain(wide, rand(128, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"  # multiplier 2
 
 
-def test_bf16_takes_the_1x1_im2col_rules_only():
-    # Note [Conv default order]: oneDNN 2.6's bf16 1x1 lost to the GEMM; Winograd and the direct
-    # kernels stay f32's.
+def test_bf16_takes_the_1x1_im2col_and_depthwise_plane_rules_only():
+    # Note [Conv default order]: oneDNN 2.6's bf16 1x1 lost to the GEMM, and its NCHW depthwise to the
+    # planes; Winograd, the staged depthwise rows and channels-last depthwise stay f32's.
     bf = ml_dtypes.bfloat16
     t = explain(X1.astype(bf), W1.astype(bf))
     assert t.chosen == "im2col:gemm" and "NCHW 1x1 stride 1" in order_note(t)
@@ -155,7 +153,11 @@ def test_bf16_takes_the_1x1_im2col_rules_only():
     t = explain(nhwc(rand(1, 144, 32, 32)).astype(bf), rand(24, 144, 1, 1).astype(bf))
     assert t.chosen == "im2col:gemm" and "to c_out 24" in order_note(t)
     dw = explain(rand(2, 64, 14, 14).astype(bf), rand(64, 1, 3, 3).astype(bf), padding=1, groups=64)
-    assert "the list's" in order_note(dw)
+    assert "the list's" in order_note(dw)                               # rows 14 wide: staged
+    dw = explain(rand(1, 16, 40, 40).astype(bf), rand(16, 1, 3, 3).astype(bf), padding=1, groups=16)
+    assert dw.chosen == first_direct() and "output rows 40 wide (>= 32" in order_note(dw)
+    dw = explain(nhwc(rand(2, 8, 192, 192)).astype(bf), rand(8, 1, 3, 3).astype(bf), padding=1, groups=8)
+    assert "the list's" in order_note(dw)                               # channels-last: f32's rule only
     f16 = explain(X1.astype(np.float16), W1.astype(np.float16))
     assert "the list's" in order_note(f16)
     # the results are the GEMM's, against float64

@@ -49,13 +49,10 @@ bool winograd_leads(const int64_t* d) {
   return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && tiles(d) >= winograd_lead_tiles(d);
 }
 
-int64_t in_elements(const int64_t* d) { return d[kBatch] * d[kCin] * d[kH] * d[kW]; }
-
-bool direct_leads_depthwise(const int64_t* d, bool channels_last) {
-  if (!channels_last)
-    return d[kOw] < kDirectLeadPlaneWidth || d[kOw] >= kDirectLeadWidePlaneWidth ||
-           in_elements(d) >= kDirectLeadPlaneElements;
-  return d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
+// Note [Conv default order]: the direct kernels' depthwise rules.
+bool direct_leads_depthwise(const int64_t* d, bool channels_last, bool f32) {
+  if (channels_last) return f32 && d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
+  return f32 || d[kOw] >= kDirectLeadPlaneWidth;
 }
 
 }  // namespace
@@ -71,8 +68,7 @@ Lead default_lead(const dispatch::Problem& p) {
         narrow_output(d))
       return Lead::im2col;
   }
-  if (!f32) return Lead::list;
-  if (is_depthwise(d) && direct_leads_depthwise(d, channels_last)) return Lead::direct;
+  if (is_depthwise(d) && direct_leads_depthwise(d, channels_last, f32)) return Lead::direct;
   return Lead::list;
 }
 
@@ -125,14 +121,13 @@ std::string default_order_note(const dispatch::Problem& p) {
                num(kDirectLeadPlaneWidth) +
                " wide: staged to channels-last by register transposes, the direct kernel beat oneDNN's)";
       return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " wide (>= " +
-             num(kDirectLeadWidePlaneWidth) + ", or >= " + num(kDirectLeadPlaneWidth) + " with " +
-             num(in_elements(d)) + " input elements >= " + num(kDirectLeadPlaneElements) +
-             "): the kernels' planes read NCHW in place, where oneDNN reorders it)";
+             num(kDirectLeadPlaneWidth) +
+             "): the kernels' planes read NCHW in place and in its own dtype, where oneDNN reorders it)";
     case Lead::list: break;
   }
   return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "
-         "move winograd:f4x3, im2col:gemm or the direct kernels first for f32 layers where they were measured "
-         "faster)";
+         "move winograd:f4x3, im2col:gemm or the direct kernels first for f32 and bf16 layers where they were "
+         "measured faster)";
 }
 
 int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
