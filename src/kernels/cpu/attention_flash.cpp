@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -280,31 +281,51 @@ struct PackedKV {
   int64_t entry = -1;                     // the batch entry packed; -1: none
 };
 
+const char* packed_base(PackedKV& pk) {
+  char* base = reinterpret_cast<char*>(pk.buf.data());
+  return base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
+}
+
+// Lays out entry n's panels, one per list in `offs` per key block (key and
+// value, or value only), of bytes(j0, nk, panel) each, 64-byte aligned,
+// their offsets in those lists; then pk.buf holds them all and pack(block,
+// j0, nk, base) fills them. False, with nothing packed, when a
+// block is not packable (0 bytes: past the kernel's KC).
+template <class Bytes, class Pack>
+bool pack_entry(const FlashAttention& a, int64_t n, PackedKV& pk, std::initializer_list<std::vector<std::size_t>*> offs,
+                Bytes bytes, Pack pack) {
+  std::size_t total = 0;
+  for (std::vector<std::size_t>* o : offs) o->clear();
+  for (int64_t j0 = 0, b = 0; j0 < a.S; j0 += a.kv_block, ++b) {
+    int panel = 0;
+    for (std::vector<std::size_t>* o : offs) {
+      const std::size_t size = bytes(j0, std::min(a.kv_block, a.S - j0), panel++);
+      if (size == 0) return false;
+      o->push_back(total);
+      total += (size + 63) / 64 * 64;
+    }
+  }
+  pk.buf.resize(total / sizeof(uint16_t) + 32);
+  char* base = const_cast<char*>(packed_base(pk));
+  for (int64_t j0 = 0, b = 0; j0 < a.S; j0 += a.kv_block, ++b) pack(b, j0, std::min(a.kv_block, a.S - j0), base);
+  pk.entry = n;
+  return true;
+}
+
 // Packs entry n's key blocks (nk x E as A) and value blocks (Vᵀ: Ev x nk);
 // false when the kernel cannot take a block in one k block (KC).
 bool pack_kv(const FlashAttention& a, int64_t n, PackedKV& pk) {
   const uint16_t* k = static_cast<const uint16_t*>(a.k.data) + a.k.off[n];
   const uint16_t* v = static_cast<const uint16_t*>(a.v.data) + a.v.off[n];
-  const auto align = [](std::size_t x) { return (x + 63) / 64 * 64; };
-  pk.k_off.clear(), pk.v_off.clear();
-  std::size_t total = 0;
-  for (int64_t j0 = 0; j0 < a.S; j0 += a.kv_block) {
-    const int64_t nk = std::min(a.kv_block, a.S - j0);
-    const std::size_t kb = gemm_bf16_packed_a_bytes(a.isa, nk, a.E), vb = gemm_bf16_packed_a_bytes(a.isa, a.Ev, nk);
-    if (kb == 0 || vb == 0) return false;
-    pk.k_off.push_back(total), total += align(kb);
-    pk.v_off.push_back(total), total += align(vb);
-  }
-  pk.buf.resize(total / sizeof(uint16_t) + 32);
-  char* base = reinterpret_cast<char*>(pk.buf.data());
-  base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
-  for (std::size_t b = 0; b < pk.k_off.size(); ++b) {
-    const int64_t j0 = static_cast<int64_t>(b) * a.kv_block, nk = std::min(a.kv_block, a.S - j0);
-    gemm_bf16_pack_a(a.isa, {k + j0 * a.k.rs, nk, a.E, a.k.rs, a.k.cs}, base + pk.k_off[b]);
-    gemm_bf16_pack_a(a.isa, {v + j0 * a.v.rs, a.Ev, nk, a.v.cs, a.v.rs}, base + pk.v_off[b]);
-  }
-  pk.entry = n;
-  return true;
+  return pack_entry(
+      a, n, pk, {&pk.k_off, &pk.v_off},
+      [&](int64_t, int64_t nk, int panel) {
+        return panel == 0 ? gemm_bf16_packed_a_bytes(a.isa, nk, a.E) : gemm_bf16_packed_a_bytes(a.isa, a.Ev, nk);
+      },
+      [&](int64_t b, int64_t j0, int64_t nk, char* base) {
+        gemm_bf16_pack_a(a.isa, {k + j0 * a.k.rs, nk, a.E, a.k.rs, a.k.cs}, base + pk.k_off[b]);
+        gemm_bf16_pack_a(a.isa, {v + j0 * a.v.rs, a.Ev, nk, a.v.cs, a.v.rs}, base + pk.v_off[b]);
+      });
 }
 
 // Note [Packed fp32 value panels]
@@ -315,31 +336,15 @@ bool pack_kv(const FlashAttention& a, int64_t n, PackedKV& pk) {
 // thread packs its batch entry's value blocks once (gemm_f32_pack_a), and
 // every value product multiplies them, the causal diagonal block's column
 // groups a prefix of them (Note [GEMM packed A prefix] in gemm.cpp).
-// f64 keeps packing per product (no pre-packed f64 entry).
+// f64 keeps packing per product (no pre-packed f64 entry), and so do the
+// AVX2 and portable kernels, whose KC (256) is below the 384-key blocks.
 bool pack_v_f32(const FlashAttention& a, int64_t n, PackedKV& pk) {
   const float* v = static_cast<const float*>(a.v.data) + a.v.off[n];
-  const auto align = [](std::size_t x) { return (x + 63) / 64 * 64; };
-  pk.v_off.clear();
-  std::size_t total = 0;
-  for (int64_t j0 = 0; j0 < a.S; j0 += a.kv_block) {
-    const std::size_t vb = gemm_f32_packed_a_bytes(a.isa, a.Ev, std::min(a.kv_block, a.S - j0));
-    if (vb == 0) return false;  // a block past the kernel's KC
-    pk.v_off.push_back(total), total += align(vb);
-  }
-  pk.buf.resize(total / sizeof(uint16_t) + 32);
-  char* base = reinterpret_cast<char*>(pk.buf.data());
-  base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
-  for (std::size_t b = 0; b < pk.v_off.size(); ++b) {
-    const int64_t j0 = static_cast<int64_t>(b) * a.kv_block, nk = std::min(a.kv_block, a.S - j0);
-    gemm_f32_pack_a(a.isa, {v + j0 * a.v.rs, a.Ev, nk, a.v.cs, a.v.rs}, base + pk.v_off[b]);
-  }
-  pk.entry = n;
-  return true;
-}
-
-const char* packed_base(PackedKV& pk) {
-  char* base = reinterpret_cast<char*>(pk.buf.data());
-  return base + (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64;
+  return pack_entry(
+      a, n, pk, {&pk.v_off}, [&](int64_t, int64_t nk, int) { return gemm_f32_packed_a_bytes(a.isa, a.Ev, nk); },
+      [&](int64_t b, int64_t j0, int64_t nk, char* base) {
+        gemm_f32_pack_a(a.isa, {v + j0 * a.v.rs, a.Ev, nk, a.v.cs, a.v.rs}, base + pk.v_off[b]);
+      });
 }
 
 // Scores Sᵀ (keys x queries, key c's row at st + c * ld) plus the mask's
