@@ -223,11 +223,12 @@ TEST(EinsumPaths, AutoWithinAFifthOfDpOnSeededNetworks) {
 
 // Beyond: 48 seeded networks of 22-26 operands (dp still finishes within
 // a test's time there since Note [Capped dp]). auto's path is the same on a
-// second search and within 1.2x dp's cost on all but 1 of them (2 before
-// the pool unions of Note [Pool unions], 3 before the pooled trees; the
-// issue's target is all of them: bench/einsum_auto_bench.cpp measures the
-// share up to 30 operands), never beyond 1.5x (1.56x before the unions).
-// A change that loses ground here fails.
+// second search and within 1.2x dp's cost on all of them, the issue's
+// target (1 above before the random openings of Note [Random openings], 2
+// before the pool unions of Note [Pool unions], 3 before the pooled trees:
+// bench/einsum_auto_bench.cpp measures the share up to 30 operands), never
+// beyond 1.5x (1.56x before the unions). A change that loses ground here
+// fails.
 TEST(EinsumPaths, AutoNearDpFrom22To26Operands) {
   int over = 0;
   for (RandomKind kind : {RandomKind::regular, RandomKind::chain})
@@ -240,7 +241,7 @@ TEST(EinsumPaths, AutoNearDpFrom22To26Operands) {
         over += c > 1.2 * dp;
         EXPECT_LE(c, 1.5 * dp) << "n=" << n << " seed=" << seed << " " << a.how;
       }
-  EXPECT_LE(over, 1);
+  EXPECT_EQ(over, 0);
 }
 
 TEST(EinsumPaths, TreesRoundTrip) {

@@ -19,9 +19,10 @@
 //   4. up to kUnions unions of pool sets on the pool's cheapest trees,
 //      and up to kChains of those joined with one more such set (Note
 //      [Pool unions] in path_pool.h), and the pool's cheapest tree again;
-//   5. two more rounds of re-planning in windows cut at the joins over the
-//      most operands and at the largest intermediates (up to kOtherWindow
-//      pieces: Note [Three openings]).
+//   5. a round of re-planning in windows cut at the largest intermediates
+//      (up to kOtherWindow pieces: Note [Three openings]), then rounds in
+//      windows opened at random, every other one wider, within a budget of
+//      work (Note [Random openings]).
 // The cheapest path wins, so auto is never costlier than opt_einsum's
 // auto, and matches dp wherever dp fits the budget.
 // bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
@@ -41,7 +42,9 @@
 // 2-20% more median time. Step 3
 // re-plans opt_einsum's path too because the cheapest tree before
 // re-planning is not always the cheapest after: alone, the pooled tree lost
-// to opt_einsum's re-planned path on a few networks.
+// to opt_einsum's re-planned path on a few networks. The random openings of
+// step 5 took the networks above 1.2x dp's cost from 18 of 2880 (four seed
+// sets) to 4, for a few percent more median time (Note [Random openings]).
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -84,7 +87,13 @@ constexpr int kTrials = 12;          // sampled greedy paths (Note [Sampled gree
 constexpr int kCutTrees = 4;         // cut trees (Note [Cut trees] in path_pool.h)
 constexpr double kMaxImbalance = 0.5;
 constexpr uint64_t kSeed = 0x5eed;
-constexpr int kOtherWindow = 7;      // the second and third rounds (Note [Three openings])
+constexpr int kOtherWindow = 7;      // the rounds after the first (Notes [Three openings], [Random openings])
+constexpr int kWideWindow = 8;       // every other round of random openings
+constexpr double kRandomLeast = 0.3; // kLeast for the random rounds of kOtherWindow pieces
+constexpr double kWideLeast = 0.5;   // and for those of kWideWindow
+constexpr int kManyOperands = 24;    // from here on, more random rounds
+constexpr int kRandomRounds = 2, kRandomRoundsMany = 6;
+constexpr int64_t kRandomWork = 90000;  // 3^pieces per window searched, over all the random rounds
 constexpr double kAlsoReplan = 1.5;  // opt_einsum's path costing less than this times the sampled one's is re-planned too
 constexpr double kLeast = 0.1;      // regions costing less of the tree are not re-planned (Note [Capped windows])
 constexpr double kUnionReach = 1.5;  // unions of sets on pool trees within this of the cheapest (Note [Pool unions])
@@ -197,8 +206,10 @@ class RegionLabels {
 // Wider windows no longer pay: windows of 8 to 10 pieces at the top of the
 // tree, after the three rounds, changed no path above 1.2x dp's cost on 240
 // seeded networks of 22-30 operands (those paths differ from dp's all
-// through the tree: the choice of start decides them).
-enum class Opening { costliest, most_operands, largest_intermediate };
+// through the tree: the choice of start decides them). The round of
+// windows opened at the most operands has since given way to windows
+// opened at random (Note [Random openings]), which find more in its time.
+enum class Opening { costliest, largest_intermediate, random };
 
 // replan()'s tables, per subset of its pieces: made once per search (this
 // runs thousands of times a search, and constructing the label sets afresh
@@ -209,9 +220,47 @@ struct Subsets {
   double cost[kMaxSubsets], size[kMaxSubsets];
   uint32_t split[kMaxSubsets];
   uint8_t reduce[kMaxSubsets];
+  uint32_t touching[kMaxSubsets];  // the pieces that share a label with the subset's
   char connected[kMaxSubsets];
 };
 
+// Note [Random openings]
+// After the fixed openings, the paths still above 1.2x dp's cost differed
+// from dp's in one region of 4 to 8 pieces, but not one that a fixed rule
+// opens: in regular n=27 seed 213816 (--first-seed 0), 4 pieces below a
+// node of 20 operands, one of them under a join that is neither among the
+// costliest nor the largest; in regular n=24 seed 190070, 7 pieces, lone
+// operands hanging at different depths that dp's tree joins elsewhere. So
+// more rounds follow whose windows open, at each step, a piece drawn at
+// random (uniformly: weighting the draw by join cost found less), every
+// other round 8 pieces wide rather than 7 and only on regions of at least
+// kWideLeast of the tree (a search over 8 pieces costs three over 7
+// pieces).
+// Below kManyOperands operands kRandomRounds rounds, from there on
+// kRandomRoundsMany: no network below 24 operands was above 1.2x dp's cost
+// in any seed set (the worst 1.11x), and the misses grow with the count.
+// Each window searched takes 3^pieces (about its splits) of a budget,
+// kRandomWork over all the rounds, which stops them on the networks that
+// would take longest; a count, not a clock, so the same network always
+// gets the same path, the draws coming from the search's fixed seed.
+// On the 2880 seeded networks of bench/einsum_auto_bench.cpp (--step 1
+// --networks 24, --first-seed 0, 1000, 2000, 3000), paths above 1.2x dp's
+// cost went from 4, 4, 4, 6 to 0, 2, 2, 0 and above 1.1x from 34 to 10; the
+// worst from 1.34, 1.35, 1.44, 1.88x dp's to 1.19, 1.29, 1.24, 1.18x. With
+// four other seeds for the draws, 3 to 5 of 2880 stay above 1.2x, none of
+// --first-seed 0. The median search takes 2-6% more CPU time, p99
+// 15-20% more, the slowest 0.75-0.80 ms rather than 0.65-0.70 (in runs
+// interleaved with the old build); replan() got cheaper for them (the
+// bound test first, connected sets found from a piece and the rest, sizes
+// only of connected sets) and improve_tree() skips subtrees under its
+// floor. Tried and dropped: the most-operands round kept (with three
+// random rounds of 7 pieces: 7 of 2880 rather than 9, averaged over four
+// seeds of the draws, for 10% more median time; the schedule above takes
+// less time for 4); the largest-intermediate round dropped too (the worst
+// at 2.7x dp's); random windows of 6 pieces (no gain); the pool solved
+// again after the rounds (no tree changed); exact dp capped by auto's own
+// cost (120k-600k joins on the misses, against kDpBudget's 3000).
+//
 // Note [Capped windows]
 // replan() only wants a plan of its region cheaper than the current one
 // (`current`), so a set of pieces whose plan already costs at least
@@ -227,9 +276,12 @@ struct Subsets {
 // cost with it as without, for 14 % less work).
 
 // Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
-// pieces opened as `opening` says; true when it got cheaper.
+// pieces opened as `opening` says (Opening::random draws from `rng`);
+// true when it got cheaper. With `work`, each search takes 3^pieces of it
+// (about its splits), and none starts once too little is left (Note
+// [Random openings]).
 bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v, int window, Opening opening,
-            double floor) {
+            double floor, Draws* rng = nullptr, int64_t* work = nullptr) {
   window = std::min(window, kMaxWindow);
   std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
   // Open up joins below one at a time, the heaviest first (Note [Three openings]).
@@ -238,8 +290,8 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
     if (t.nodes[u].left < 0) return -1;  // a leaf: nothing to open
     switch (opening) {
       case Opening::costliest: return join(u);
-      case Opening::most_operands: return std::popcount(t.nodes[u].set);
       case Opening::largest_intermediate: return lv.net().size_of(lv.idx(t.nodes[u].set));
+      case Opening::random: return rng->uniform(0, 1);
     }
     return join(u);
   };
@@ -261,6 +313,12 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
   double current = 0;
   for (int u : region) current += join(u);
   if (current < floor) return false;  // Note [Capped windows]: too cheap to matter
+  if (work) {
+    int64_t splits = 1;
+    for (std::size_t i = 0; i < pieces.size(); ++i) splits *= 3;
+    if (*work < splits) return false;
+    *work -= splits;
+  }
 
   const int k = static_cast<int>(pieces.size());
   const std::size_t count = std::size_t{1} << k;
@@ -273,6 +331,7 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
   double *cost = scratch.cost, *size = scratch.size;
   uint32_t* split = scratch.split;
   uint8_t* reduce = scratch.reduce;
+  uint32_t* touching = scratch.touching;
   char* connected = scratch.connected;
   sets[0] = 0;
   std::fill(cost, cost + count, kInf);
@@ -285,11 +344,7 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
   // or a piece of the region outside m holds it (Note [Region labels]).
   const LabelSet external = rl.external();
   idx[count - 1] = held[count - 1] & external;
-  size[count - 1] = rl.size_of(idx[count - 1]);
-  for (std::size_t m = 1; m + 1 < count; ++m) {
-    idx[m] = held[m] & (external | held[(count - 1) ^ m]);
-    size[m] = rl.size_of(idx[m]);
-  }
+  for (std::size_t m = 1; m + 1 < count; ++m) idx[m] = held[m] & (external | held[(count - 1) ^ m]);
   // Pieces that are one operand able to sum labels of its own first: their
   // joins go through pair_cost, which weighs that; other joins cost
   // size(idx[a] | idx[b]) * (1 + inner) (Note [Einsum cost model]).
@@ -304,13 +359,20 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
   for (int i = 0; i < k; ++i)
     for (int j = 0; j < k; ++j)
       if (i != j && idx[std::size_t{1} << i].intersects(idx[std::size_t{1} << j])) adjacent[i] |= 1u << j;
+  // A set of two or more pieces is connected when one of its pieces
+  // touches the rest and the rest is connected (a leaf of a spanning tree
+  // is such a piece). Only connected sets get plans, so only they need
+  // sizes (the others' cost, inf, rules them out before their size counts).
+  touching[0] = 0;
   for (std::size_t m = 1; m < count; ++m) {
-    uint32_t reach = static_cast<uint32_t>(m & (~m + 1)), grown = reach;
-    do {
-      reach = grown;
-      for (uint32_t r = reach; r; r &= r - 1) grown |= adjacent[std::countr_zero(r)] & static_cast<uint32_t>(m);
-    } while (grown != reach);
-    connected[m] = reach == m;
+    touching[m] = touching[m & (m - 1)] | adjacent[std::countr_zero(m)];
+    char c = (m & (m - 1)) == 0;
+    for (std::size_t r = m; r && !c; r &= r - 1) {
+      const int i = std::countr_zero(r);
+      c = connected[m ^ (std::size_t{1} << i)] && (adjacent[i] & m) != 0;
+    }
+    connected[m] = c;
+    size[m] = c ? rl.size_of(idx[m]) : 0;
   }
   for (int i = 0; i < k; ++i) cost[std::size_t{1} << i] = 0;
   const std::size_t full = count - 1;
@@ -321,14 +383,17 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
   for (std::size_t m = 3; m < count; ++m) {
     if (!(m & (m - 1)) || !connected[m]) continue;
     double best = m == full ? current * (1 - 1e-12) : current - size[m];
+    if (best <= 0) continue;  // joining its intermediate alone uses up what the region may cost
     // Each split once: a holds m's lowest piece and b is not empty.
     const std::size_t low = m & (~m + 1), others = m ^ low;
     for (std::size_t rest = others; rest;) {
       rest = (rest - 1) & others;
       const std::size_t a = rest | low, b = m ^ a;
-      if (!(connected[a] && connected[b] && idx[a].intersects(idx[b]))) continue;
-      // A join costs at least the size of either side's intermediate.
+      // A join costs at least the size of either side's intermediate. This
+      // test, the cheapest, comes first: a part that is not connected has
+      // no plan (cost inf), and nor has one over its budget.
       if (cost[a] + cost[b] + std::max(size[a], size[b]) >= best) continue;
+      if (!(touching[a] & b)) continue;  // the parts share no label
       Join j;
       const bool lone_a = (a & (a - 1)) == 0, lone_b = (b & (b - 1)) == 0;
       if (!(lone_a && (reducible & a)) && !(lone_b && (reducible & b))) {
@@ -366,27 +431,30 @@ double cost_of(const Network& net, const Path& p) { return evaluate(net, p).opt_
 // cheaper (at most kPasses rounds). A round visits children before parents
 // and re-plans a node only when its subtree changed since its last visit;
 // regions whose joins cost less than `least` times the tree's are left
-// alone (Note [Capped windows]).
+// alone (Note [Capped windows]). `rng` and `work` go to replan().
 void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int window, Opening opening,
-                  double least = 0) {
+                  double least = 0, Draws* rng = nullptr, int64_t* work = nullptr) {
   constexpr int kPasses = 8;
-  double total = 0;
-  std::function<void(int)> sum = [&](int v) {
-    if (t.nodes[v].left < 0) return;
-    total += join(v);
-    sum(t.nodes[v].left);
-    sum(t.nodes[v].right);
+  // Per node, what the joins of its subtree cost at the start. A region
+  // costs no more than the subtree it tops, and re-planning only makes
+  // subtrees cheaper, so no region in a subtree that cost less than the
+  // floor is worth a look: the passes do not go down there (nodes made
+  // since: not known, inf).
+  std::vector<double> subtree(t.nodes.size(), kInf);
+  std::function<double(int)> sum = [&](int v) -> double {
+    if (t.nodes[v].left < 0) return 0;
+    return subtree[v] = join(v) + sum(t.nodes[v].left) + sum(t.nodes[v].right);
   };
-  if (least > 0) sum(t.root);
-  const double floor = least * total;
+  const double floor = least > 0 ? least * sum(t.root) : 0;
   std::vector<char> retry(t.nodes.size(), 1), next;
   // Re-plans below and at v; true when anything in v's subtree changed.
   std::function<bool(int)> visit = [&](int v) -> bool {
     if (t.nodes[v].left < 0) return false;
+    if (static_cast<std::size_t>(v) < subtree.size() && subtree[v] * (1 + 1e-9) < floor) return false;
     const bool left = visit(t.nodes[v].left);
     const bool below = visit(t.nodes[v].right) || left;
     if (!below && !retry[v]) return below;
-    if (!replan(lv, t, join, scratch, v, window, opening, floor)) return below;
+    if (!replan(lv, t, join, scratch, v, window, opening, floor, rng, work)) return below;
     next.resize(t.nodes.size(), 1);  // the nodes it made, and v, get another visit
     next[v] = 1;
     return true;
@@ -646,8 +714,15 @@ Found auto_path(const Network& net) {
     }
   }
   JoinCosts join(lv, tree);
-  improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::most_operands, kLeast);
   improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::largest_intermediate, kLeast);
+  // Then windows opened at random (Note [Random openings]).
+  int64_t work = kRandomWork;
+  const int rounds = n < kManyOperands ? kRandomRounds : kRandomRoundsMany;
+  for (int r = 0; r < rounds && work > 0; ++r) {
+    const bool wide = r % 2 == 1;
+    improve_tree(lv, tree, join, *scratch, wide ? kWideWindow : kOtherWindow, Opening::random,
+                 wide ? kWideLeast : kRandomLeast, &rng, &work);
+  }
   consider(tree_to_path(tree, n), how + " + subtree dp");
   return best;
 }
