@@ -277,3 +277,24 @@ def test_depthwise_planes_in_their_own_dtype(impl, dtype):
             assert np.array_equal(np.isnan(g), np.isnan(want)) and np.array_equal(np.isinf(g), np.isinf(want))
             finite = np.isfinite(want)
             assert_close(np.where(finite, g, 0), np.where(finite, want, 0), tol, 9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("impl", [i for i in IMPLS if i.startswith("direct:")])
+def test_staging_by_images(impl, dtype):
+    """A batch whose staged channels-last fp32 copies pass 4 MiB is staged, computed and stored back a few images
+    at a time (Note [Staging by images]): 10 images of about 0.5 MiB staged each, in chunks of 8 and 2, NCHW and
+    strided inputs, depthwise and grouped, against the float64 oracle; the last image's NaN stays in its outputs."""
+    np_dtype, tol = DTYPES[dtype]
+    rng = np.random.default_rng(21)
+    x = rand((10, 64, 40, 40), np_dtype, rng)
+    x[9, 3, 7, 7] = np.nan
+    with backends.implementations("conv", impl):
+        for groups, stride, view in [(64, 2, "dense"), (8, 1, "dense"), (64, 2, "strided")]:
+            w, b = rand((64, 64 // groups, 3, 3), np_dtype, rng), rand((64,), np_dtype, rng)
+            xi = layout(x, view, rng)
+            got = np.asarray(F.conv2d(xi, w, b, stride=stride, padding=1, groups=groups).numpy(), np.float64)
+            want = conv(x, w, b, stride, 1, 1, groups)
+            assert np.array_equal(np.isnan(got), np.isnan(want))
+            finite = np.isfinite(want)
+            assert_close(np.where(finite, got, 0), np.where(finite, want, 0), tol, 9 * 64 // groups)

@@ -154,6 +154,8 @@ def test_bf16_takes_the_1x1_im2col_and_depthwise_plane_rules_only():
     assert t.chosen == "im2col:gemm" and "to c_out 24" in order_note(t)
     dw = explain(rand(2, 64, 14, 14).astype(bf), rand(64, 1, 3, 3).astype(bf), padding=1, groups=64)
     assert "the list's" in order_note(dw)                               # rows 14 wide: staged
+    dw = explain(rand(2, 64, 28, 28).astype(bf), rand(64, 1, 3, 3).astype(bf), padding=1, stride=2, groups=64)
+    assert dw.chosen == first_direct() and "stride 2, output rows 14 < 32" in order_note(dw)
     dw = explain(rand(1, 16, 40, 40).astype(bf), rand(16, 1, 3, 3).astype(bf), padding=1, groups=16)
     assert dw.chosen == first_direct() and "output rows 40 wide (>= 32" in order_note(dw)
     dw = explain(nhwc(rand(2, 8, 192, 192)).astype(bf), rand(8, 1, 3, 3).astype(bf), padding=1, groups=8)

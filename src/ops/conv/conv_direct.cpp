@@ -34,9 +34,13 @@ void run(const Params& p) {
   const bool planar = p.groups == p.c && p.groups == p.k && !p.channels_last && !dense_ndhwc(p.x) &&
                       p.outs[2] >= kPlanarMinWidth;
   if (!planar) {
-    run_channels_last_f32(p, [&](const float* x, const float* w, const float* bias, float* out) {
-      kernels::cpu::direct_conv_f32(Isa, shape, x, w, bias, out);
-    });
+    // Image by image where staging a large batch would go through memory (Note [Staging by images]).
+    run_channels_last_f32(
+        p,
+        [&](const kernels::cpu::ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+          kernels::cpu::direct_conv_f32(Isa, s, x, w, bias, out);
+        },
+        true);
     return;
   }
   // The planes are read and written in their own dtype where input and

@@ -63,9 +63,11 @@ bool one_group(const Params& p, dispatch::Reasons& r) {
 void run(const Params& p) {
   const kernels::cpu::ConvShape shape = kernel_shape(p);
   const ConvIsa isa = pick_isa();
-  run_channels_last_f32(p, [&](const float* x, const float* w, const float* bias, float* out) {
+  // The whole batch at once: an uncached weight transform is paid per call.
+  run_channels_last_f32(p, [&](const kernels::cpu::ConvShape& s, const float* x, const float* w, const float* bias,
+                               float* out) {
     const auto cached = winograd_weight(p, isa, shape, w);  // Note [Winograd weight cache]
-    kernels::cpu::winograd_f4x3_f32(isa, shape, x, w, bias, out, cached ? transformed(*cached) : nullptr);
+    kernels::cpu::winograd_f4x3_f32(isa, s, x, w, bias, out, cached ? transformed(*cached) : nullptr);
   });
 }
 

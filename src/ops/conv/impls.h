@@ -42,9 +42,11 @@ std::unique_ptr<dispatch::Implementation> make_ref_cuda_slot();
 // fp32 copies where they are not, out computed in place when it is dense
 // channels-last fp32, else in a buffer rounded into it.
 kernels::cpu::ConvShape kernel_shape(const Params& p);
-void run_channels_last_f32(const Params& p,
-                           const std::function<void(const float* x, const float* w, const float* bias, float* out)>&
-                               kernel);
+// The kernel gets the shape it computes: the problem's, or with image_chunks
+// (Note [Staging by images] in params.cpp) a few of its images at a time.
+using ChannelsLastKernel = std::function<void(const kernels::cpu::ConvShape& shape, const float* x, const float* w,
+                                              const float* bias, float* out)>;
+void run_channels_last_f32(const Params& p, const ChannelsLastKernel& kernel, bool image_chunks = false);
 
 // The op (after ops::ensure_ops()).
 dispatch::Op& conv_op();

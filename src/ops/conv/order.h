@@ -48,13 +48,16 @@
 //     register transposes; wider ones run on planes, which read NCHW in
 //     place, where oneDNN reorders it), and bf16 NCHW ones with rows at
 //     least kDirectLeadPlaneWidth wide (the planes read and write bf16 as it
-//     is: Note [16-bit depthwise planes]). Once the planes took the end of
+//     is: Note [16-bit depthwise planes]) or a stride of 2 or more (staged
+//     a few images at a time: Note [Staging by images]). Once the planes took the end of
 //     a row several vectors at once (Note [Depthwise row tails]), direct
 //     ran 1.2-8x oneDNN on every MobileNet-V2 NCHW depthwise layer in f32
 //     (batch 1 and 8, one thread; before, batch-1 rows 56 wide stayed
 //     oneDNN's at 0.33-0.63x), and in bf16 1.4-3.4x on those with planes
-//     but 96 channels at 112 x 112 stride 2, batch 1 (0.92x); bf16's
-//     narrow rows, staged, stay oneDNN's (direct 0.62-1.21x).
+//     but 96 channels at 112 x 112 stride 2, batch 1 (0.92x); of bf16's
+//     narrow rows, staged, the strided ones ran 1.0-1.4x oneDNN (144
+//     channels at 56 x 56 and 576 at 14 x 14, stride 2, batch 1 and 8,
+//     once staged by images), the others 0.75-0.88x and stay oneDNN's.
 //     Channels-last stride-1 f32 ones with at least
 //     kDirectLeadChannelsLastPoints output points (batch x OH x OW).
 //     Elsewhere oneDNN was faster, measured as `backplane bench` times a
