@@ -189,17 +189,17 @@ struct PlaneElem {
 // contiguous vector load whatever the stride, and borders need no checks.
 //
 // Note [Depthwise row tails]
-// An output row of fewer than U vectors (every MobileNet-V2 depthwise row:
-// 112, 56, 28, 14, 7 columns against U·L = 64 on AVX-512) went wholly
-// through a one-vector tail loop: one FMA chain per vector, latency-bound,
-// with the tap's phase and slot found by an integer division per tap. The
-// rest of a row now takes 1 to U - 1 vectors at once, and the taps' offsets
-// are computed once per call. One thread, MobileNet-V2's NCHW layers:
-// 144 channels at 56 x 56, batch 1, bf16 0.60 -> 0.13 ms, f32 0.55 ->
-// 0.096; 32 at 112 x 112 f32 0.25 -> 0.145; batch 8, 144 at 56 x 56 bf16
-// 4.7 -> 1.03 ms. (Narrow rows, under conv_direct.cpp's kPlanarMinWidth,
+// The end of an output row past its last U vectors (U·L = 64 columns on
+// AVX-512: the whole of MobileNet-V2's 56-, 28-, 14- and 7-wide rows, 48
+// of its 112) went through a one-vector tail loop: one FMA chain per
+// vector, latency-bound, with the tap's phase and slot found by an integer
+// division per tap. That end now takes 1 to U - 1 vectors at once, and
+// the taps' offsets are computed once per call. One thread,
+// MobileNet-V2's NCHW layers: 144 channels at 56 x 56, batch 1, bf16
+// 0.60 -> 0.13 ms, f32 0.55 -> 0.096; 32 at 112 x 112 f32 0.25 -> 0.145; batch 8, 144 at 56 x 56 bf16
+// 4.7 -> 1.03 ms. (Narrow rows, under ops/conv/params.h's kPlanarMinWidth,
 // still go faster staged to channels-last: 1.3-4x at 7-28 wide.)
-
+//
 // Note [16-bit depthwise planes]
 // bf16 and f16 planes are widened as their rows are copied into that
 // buffer (which every row goes through anyway), and a plane's outputs are

@@ -22,17 +22,11 @@ namespace {
 
 using kernels::cpu::ConvIsa;
 
-// Depthwise problems whose input and output are NCDHW and whose output rows
-// are wide run on planes (vectors along W, no transposition: 1.5-5x faster
-// than transposing at 56-112 wide); narrow rows would leave most lanes
-// empty, so they, like everything else, run on channels-last fp32.
-constexpr int64_t kPlanarMinWidth = 32;
-
 template <ConvIsa Isa>
 void run(const Params& p) {
   const kernels::cpu::ConvShape shape = kernel_shape(p);
   const bool planar = p.groups == p.c && p.groups == p.k && !p.channels_last && !dense_ndhwc(p.x) &&
-                      p.outs[2] >= kPlanarMinWidth;
+                      p.outs[2] >= kPlanarMinWidth;  // params.h
   if (!planar) {
     // Image by image where staging a large batch would go through memory (Note [Staging by images]).
     run_channels_last_f32(

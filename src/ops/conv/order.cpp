@@ -52,7 +52,7 @@ bool winograd_leads(const int64_t* d) {
 // Note [Conv default order]: the direct kernels' depthwise rules.
 bool direct_leads_depthwise(const int64_t* d, bool channels_last, bool f32) {
   if (channels_last) return f32 && d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
-  return f32 || d[kOw] >= kDirectLeadPlaneWidth || d[kStride] >= 2;
+  return f32 || d[kOw] >= kPlanarMinWidth || d[kStride] >= 2;
 }
 
 }  // namespace
@@ -116,16 +116,16 @@ std::string default_order_note(const dispatch::Problem& p) {
       if ((p.layout & kChannelsLast) != 0)
         return "default order: direct kernels first (channels-last stride-1 depthwise over " + num(out_points(d)) +
                " output points >= " + num(kDirectLeadChannelsLastPoints) + ")";
-      if (d[kOw] < kDirectLeadPlaneWidth && p.dtype != DType::f32)
+      if (d[kOw] < kPlanarMinWidth && p.dtype != DType::f32)
         return "default order: direct kernels first (NCHW depthwise, stride " + num(d[kStride]) + ", output rows " +
-               num(d[kOw]) + " < " + num(kDirectLeadPlaneWidth) +
+               num(d[kOw]) + " < " + num(kPlanarMinWidth) +
                " wide: staged to channels-last fp32 a few images at a time, the direct kernel beat oneDNN's)";
-      if (d[kOw] < kDirectLeadPlaneWidth)
+      if (d[kOw] < kPlanarMinWidth)
         return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " < " +
-               num(kDirectLeadPlaneWidth) +
+               num(kPlanarMinWidth) +
                " wide: staged to channels-last by register transposes, the direct kernel beat oneDNN's)";
       return "default order: direct kernels first (NCHW depthwise, output rows " + num(d[kOw]) + " wide (>= " +
-             num(kDirectLeadPlaneWidth) +
+             num(kPlanarMinWidth) +
              "): the kernels' planes read NCHW in place and in its own dtype, where oneDNN reorders it)";
     case Lead::list: break;
   }

@@ -30,10 +30,11 @@
 //     long reduction, and with c_out <= kIm2colLeadNarrowMaxCout from
 //     c_in >= kIm2colLeadNarrowMinCin (MobileNet-V2's 144 -> 24 layers:
 //     oneDNN 0.70-0.88x the GEMM). The 1x1 rules are bf16's too (with
-//     the depthwise planes below, its only rules): oneDNN 2.6's bf16 1x1
-//     ran at 0.35-0.66x the GEMM's speed on every NCHW ResNet-50 1x1 layer and 0.21-0.67x on the channels-last
-//     2048-channel ones, 0.83-0.88x on MobileNet-V2's 144 -> 24 at batch 1
-//     and level at batch 8 (1 and 2 threads, in turns with the GEMM, Note
+//     the NCHW depthwise rule below, its only rules): oneDNN 2.6's bf16
+//     1x1 ran at 0.35-0.66x the GEMM's speed on every NCHW ResNet-50 1x1
+//     layer and 0.21-0.67x on the channels-last 2048-channel ones,
+//     0.83-0.88x on MobileNet-V2's 144 -> 24 at batch 1 and level at
+//     batch 8 (1 and 2 threads, in turns with the GEMM, Note
 //     [Interleaved bench rounds]);
 //   - im2col:gemm also for channels-last 1x1 layers with at most
 //     kIm2colLeadChannelsLastMaxPoints output points (batch x OH x OW): the
@@ -44,13 +45,14 @@
 //     and 8, f32 and bf16);
 //   - the direct kernels (widest ISA first) for depthwise layers (one
 //     output channel per group): every f32 NCHW one (rows under
-//     kDirectLeadPlaneWidth wide are staged to channels-last by 8 x 8
+//     kPlanarMinWidth (params.h) wide are staged to channels-last by 8 x 8
 //     register transposes; wider ones run on planes, which read NCHW in
 //     place, where oneDNN reorders it), and bf16 NCHW ones with rows at
-//     least kDirectLeadPlaneWidth wide (the planes read and write bf16 as it
+//     least kPlanarMinWidth wide (the planes read and write bf16 as it
 //     is: Note [16-bit depthwise planes]) or a stride of 2 or more (staged
-//     a few images at a time: Note [Staging by images]). Once the planes took the end of
-//     a row several vectors at once (Note [Depthwise row tails]), direct
+//     a few images at a time: Note [Staging by images]). Once the planes
+//     took the end of a row several vectors at once (Note [Depthwise row
+//     tails]), direct
 //     ran 1.2-8x oneDNN on every MobileNet-V2 NCHW depthwise layer in f32
 //     (batch 1 and 8, one thread; before, batch-1 rows 56 wide stayed
 //     oneDNN's at 0.33-0.63x), and in bf16 1.4-3.4x on those with planes
@@ -88,7 +90,6 @@ inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last
 inline constexpr int64_t kIm2colLeadNarrowMaxCout = 32;    // ... or with a narrow output
 inline constexpr int64_t kIm2colLeadNarrowMinCin = 128;    //     from a wide input
 inline constexpr int64_t kIm2colLeadChannelsLastMaxPoints = 512;  // ... or with few output points
-inline constexpr int64_t kDirectLeadPlaneWidth = 32;       // NCHW depthwise on planes (conv_direct.cpp's kPlanarMinWidth)
 inline constexpr int64_t kDirectLeadChannelsLastPoints = int64_t{1} << 16;  // channels-last depthwise, stride 1
 
 // What the default order puts first for a problem (cheap: rank calls it
