@@ -244,6 +244,15 @@ TEST(EinsumPaths, AutoNearDpFrom22To26Operands) {
   EXPECT_EQ(over, 0);
 }
 
+// A network whose path was 1.24x dp's for one operand that auto's tree
+// joined 22 joins below where dp's joins it, out of every window's reach:
+// the subtree moves of Note [Subtree moves] put it there.
+TEST(EinsumPaths, AutoMovesAnOperandFarUpTheTree) {
+  const Network net = einsum::random_network(RandomKind::regular, 30, 239591);
+  const double dp = cost(net, *dp_path(net));
+  EXPECT_LE(cost(net, auto_path(net).path), 1.01 * dp) << auto_path(net).how;
+}
+
 TEST(EinsumPaths, TreesRoundTrip) {
   const Network net = random_network(8, 4);
   const Path p = optimal_path(net);

@@ -20,9 +20,10 @@
 //      and up to kChains of those joined with one more such set (Note
 //      [Pool unions] in path_pool.h), and the pool's cheapest tree again;
 //   5. a round of re-planning in windows cut at the largest intermediates
-//      (up to kOtherWindow pieces: Note [Three openings]), then rounds in
-//      windows opened at random, every other one wider, within a budget of
-//      work (Note [Random openings]).
+//      (up to kOtherWindow pieces: Note [Three openings]), up to kMoves
+//      subtrees moved where no window reaches (Note [Subtree moves]), then
+//      rounds in windows opened at random, every other one wider, within a
+//      budget of work (Note [Random openings]).
 // The cheapest path wins, so auto is never costlier than opt_einsum's
 // auto, and matches dp wherever dp fits the budget.
 // bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
@@ -44,7 +45,9 @@
 // re-planning is not always the cheapest after: alone, the pooled tree lost
 // to opt_einsum's re-planned path on a few networks. The random openings of
 // step 5 took the networks above 1.2x dp's cost from 18 of 2880 (four seed
-// sets) to 4, for a few percent more median time (Note [Random openings]).
+// sets) to 4, for a few percent more median time (Note [Random openings]),
+// and the subtree moves of step 5 from 4 to 2, for 2-4% more (Note [Subtree
+// moves]).
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -99,6 +102,7 @@ constexpr double kLeast = 0.1;      // regions costing less of the tree are not 
 constexpr double kUnionReach = 1.5;  // unions of sets on pool trees within this of the cheapest (Note [Pool unions])
 constexpr std::size_t kUnions = 250; // at most this many
 constexpr std::size_t kChains = 100; // and this many of those joined with one more set
+constexpr int kMoves = 4;            // subtree moves at most (Note [Subtree moves])
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -466,6 +470,201 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, 
   }
 }
 
+// Note [Subtree moves]
+// A window re-plans the pieces below one node, so it cannot carry a piece
+// far: a lone operand or small subtree that the tree joins deep in one
+// branch, but dp's near the top (or in another branch), stays where it is,
+// and every join between the two places carries its labels. Regular n=30
+// seed 239591 (--first-seed 2000) was 1.24x dp's cost for one operand
+// joined 22 joins below where dp's tree joins it. So auto also moves
+// subtrees (subtree prune and regraft, as in phylogenetic tree search):
+// take a subtree out of its join (its sibling takes the join's place) and
+// join it above another node that holds one of its neighbours (an operand
+// sharing a label with it), the cheapest move first, until no move makes
+// the tree cheaper (at most kMoves). A move changes only the joins on the
+// two paths from where the subtree was and where it goes up to where they
+// meet, so improve() prices every move of a subtree in one walk: up the
+// path it leaves, summing what those joins cost without it, and at each
+// node of that path, down the other side into the subtrees holding a
+// neighbour, summing what the joins cost with it. The intermediates change
+// only in the subtree's own labels, so each is found from the node's
+// (without(), with()) rather than from all its operands; the walk up stops
+// where no neighbour is left outside (no target is further up), and the
+// walk down leaves a branch as soon as what it has summed no longer beats
+// the best move (a heuristic cut: a join seldom gets cheaper for taking the
+// subtree in). On the 2880 seeded networks of the four seed sets
+// (--first-seed 0, 1000, 2000, 3000), the moves of lone operands alone took
+// the paths above 1.2x dp's cost from 0, 2, 2, 0 to 0, 2, 1, 0; of any
+// subtree, to 0, 1, 1, 0, the worst from 1.19, 1.29, 1.24, 1.18x dp's to
+// 1.03, 1.21, 1.21, 1.18x; on three sets never tuned on (4000, 5000,
+// 6000), from 2, 2, 1 to 2, 1, 0. They take 5-22 us a search (16-30
+// operands), the median search 2-4 % more in all, p99 3-6 %, the slowest
+// 0.75-0.86 ms rather than 0.70-0.83 (runs interleaved with the old
+// build). Moving only subtrees of up to 5 operands did as well, in about
+// as much time. Placed before the largest-intermediate round rather than
+// after it, inside the first rounds (their trees go into the pool), after
+// the random rounds (then with a costliest round) or after every random
+// round, they found no more, and some of those found less. The misses
+// left differ from dp's in a region of 7 to 9 pieces, several of them
+// lone operands, that no single move improves.
+class SubtreeMoves {
+ public:
+  SubtreeMoves(const Leaves& lv, Tree& t, JoinCosts& join) : lv_(lv), t_(t), join_(join) {}
+
+  // Makes the cheapest move when it saves anything; true when it did.
+  bool improve() {
+    index();
+    Move best;
+    best.delta = -1e-9 * total_;  // not rounding noise
+    for (int v : movable_) consider(v, best);
+    if (best.moved < 0) return false;
+    apply(best);
+    return true;
+  }
+
+ private:
+  struct Move {
+    double delta = 0;                        // what it changes the tree's cost by
+    int moved = -1, target = -1, meet = -1;  // meet: where the two paths meet
+  };
+
+  // Parents, intermediates and the tree's cost, over the nodes on the tree.
+  void index() {
+    parent_.assign(t_.nodes.size(), -1);
+    idx_.resize(t_.nodes.size());
+    movable_.clear();
+    total_ = 0;
+    std::function<void(int)> walk = [&](int v) {
+      const Tree::Node& nd = t_.nodes[v];
+      if (parent_[v] >= 0 && parent_[parent_[v]] >= 0) movable_.push_back(v);  // its join is not the root's
+      if (nd.left < 0) {
+        idx_[v] = lv_.idx(nd.set);
+        return;
+      }
+      total_ += join_(v);
+      parent_[nd.left] = parent_[nd.right] = v;
+      walk(nd.left);
+      walk(nd.right);
+      // What its sides hold that something outside it needs.
+      idx_[v] = lv_.keep(nd.set, idx_[nd.left] | idx_[nd.right]);
+    };
+    walk(t_.root);
+  }
+
+  int other_child(int v, int child) const {
+    const Tree::Node& nd = t_.nodes[v];
+    return nd.left == child ? nd.right : nd.left;
+  }
+  double cost(uint64_t a, LabelSet a_idx, uint64_t b, LabelSet b_idx, LabelSet result) const {
+    return pair_cost(lv_, a, a_idx, b, b_idx, result).cost;
+  }
+  // The intermediate of a node's set without the moved subtree (`rest` is
+  // what is left) or with it (`all` the union), from the node's own (`idx`):
+  // only the subtree's labels, labels_, can change.
+  LabelSet without(LabelSet idx, uint64_t rest) const {
+    LabelSet out = idx - labels_;
+    labels_.for_each([&](int l) {
+      if (lv_.holders(l) & rest) out.add(l);  // the subtree, outside now, needs it
+    });
+    return out;
+  }
+  LabelSet with(LabelSet idx, uint64_t all) const {
+    LabelSet out = idx - labels_;
+    const LabelSet output = lv_.net().output;
+    labels_.for_each([&](int l) {
+      if (output.has(l) || (lv_.holders(l) & ~all)) out.add(l);
+    });
+    return out;
+  }
+
+  // Every move of subtree x: up the path it leaves (from its parent p, whose
+  // join goes), and at each node `meet` of it, into meet's other side.
+  void consider(int x, Move& best) {
+    const uint64_t set = t_.nodes[x].set, near = lv_.neighbours(set);
+    labels_ = idx_[x];
+    const int p = parent_[x];
+    // The path's side at meet without x, and what the joins below meet cost less.
+    int from = p;
+    uint64_t side = t_.nodes[other_child(p, x)].set;
+    LabelSet side_idx = idx_[other_child(p, x)];
+    double delta = -join_(p);
+    for (int meet = parent_[p]; meet >= 0; from = meet, meet = parent_[meet]) {
+      const int other = other_child(meet, from);
+      const uint64_t other_set = t_.nodes[other].set;
+      if (other_set & near) {
+        const LabelSet plus = with(idx_[other], other_set | set);
+        const double there = delta + cost(side, side_idx, other_set | set, plus, idx_[meet]) - join_(meet);
+        if (there < best.delta) targets(x, other, plus, there, near, meet, best);
+      }
+      if (!(near & ~t_.nodes[meet].set)) break;  // no neighbour further out: no target either
+      const uint64_t less = t_.nodes[meet].set & ~set;
+      const LabelSet less_idx = without(idx_[meet], less);
+      delta += cost(side, side_idx, other_set, idx_[other], less_idx) - join_(meet);
+      side = less;
+      side_idx = less_idx;
+    }
+  }
+
+  // The moves of x above v or below it, v's intermediate with x being
+  // `plus` and `delta` what the move costs above v.
+  void targets(int x, int v, LabelSet plus, double delta, uint64_t near, int meet, Move& best) {
+    const Tree::Node& nd = t_.nodes[v];
+    const double here = delta + cost(nd.set, idx_[v], t_.nodes[x].set, idx_[x], plus);
+    if (here < best.delta) best = {here, x, v, meet};
+    if (nd.left < 0) return;
+    for (const int child : {nd.left, nd.right}) {
+      if (!(t_.nodes[child].set & near)) continue;
+      const int other = other_child(v, child);
+      const uint64_t all = t_.nodes[child].set | t_.nodes[x].set;
+      const LabelSet child_plus = with(idx_[child], all);
+      const double below = delta + cost(all, child_plus, t_.nodes[other].set, idx_[other], plus) - join_(v);
+      if (below < best.delta) targets(x, child, child_plus, below, near, meet, best);
+    }
+  }
+
+  // A node whose sides changed: its join's flags (which lone operand
+  // reduces first) afresh, and its cost forgotten.
+  void rejoin(int v) {
+    Tree::Node& nd = t_.nodes[v];
+    const uint64_t a = t_.nodes[nd.left].set, b = t_.nodes[nd.right].set;
+    const Join j = pair_cost(lv_, a, lv_.idx(a), b, lv_.idx(b), lv_.idx(nd.set));
+    nd.reduce_left = j.reduce_a;
+    nd.reduce_right = j.reduce_b;
+    join_.changed(v);
+  }
+  void replace_child(int v, int child, int by) {
+    Tree::Node& nd = t_.nodes[v];
+    (nd.left == child ? nd.left : nd.right) = by;
+  }
+
+  void apply(const Move& m) {
+    const int p = parent_[m.moved], up = parent_[m.target];
+    const uint64_t set = t_.nodes[m.moved].set;
+    // Out of its join: the sibling takes p's place, and the nodes up to
+    // meet lose the subtree's operands.
+    replace_child(parent_[p], p, other_child(p, m.moved));
+    for (int v = parent_[p]; v != m.meet; v = parent_[v]) t_.nodes[v].set &= ~set;
+    // Node p, free now, joins it with the target; the nodes above, up to
+    // meet, gain its operands.
+    replace_child(up, m.target, p);
+    t_.nodes[p] = {t_.nodes[m.target].set | set, m.target, m.moved, false, false};
+    for (int v = up; v != m.meet; v = parent_[v]) t_.nodes[v].set |= set;
+    // Their joins are new, and meet's (parent_ still holds the old tree).
+    rejoin(p);
+    for (int v = parent_[p]; v != m.meet; v = parent_[v]) rejoin(v);
+    for (int v = up; v != m.meet; v = parent_[v]) rejoin(v);
+    rejoin(m.meet);
+  }
+
+  const Leaves& lv_;
+  Tree& t_;
+  JoinCosts& join_;
+  std::vector<int> parent_, movable_;
+  std::vector<LabelSet> idx_;
+  LabelSet labels_;  // the intermediate of the subtree whose moves are priced
+  double total_ = 0;
+};
+
 // Sampled greedy paths (Note [Sampled greedy]) as trees.
 class SampledGreedy {
  public:
@@ -715,6 +914,9 @@ Found auto_path(const Network& net) {
   }
   JoinCosts join(lv, tree);
   improve_tree(lv, tree, join, *scratch, kOtherWindow, Opening::largest_intermediate, kLeast);
+  // Subtrees moved where no window reaches (Note [Subtree moves]).
+  SubtreeMoves moves(lv, tree, join);
+  for (int i = 0; i < kMoves && moves.improve(); ++i) {}
   // Then windows opened at random (Note [Random openings]).
   int64_t work = kRandomWork;
   const int rounds = n < kManyOperands ? kRandomRounds : kRandomRoundsMany;
