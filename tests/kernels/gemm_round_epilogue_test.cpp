@@ -79,7 +79,9 @@ std::string check(GemmIsa isa, bool bf16, Shape s, float beta, bool specials, in
 TEST(GemmRoundEpilogue, SameBitsAsRoundingAfterwards) {
   const std::vector<Shape> shapes = {{64, 64, 64},     {15, 33, 17},     {29, 50, 1030},  {300, 70, 2100},
                                      {700, 47, 130},   {2, 100, 40},     {1, 64, 64},     {64, 1, 64},
-                                     {13, 31, 2}};
+                                     {13, 31, 2},
+                                     // shallow blocks by rows (Note [GEMM shallow blocks by rows]), either side of k = 32
+                                     {97, 700, 16},    {45, 1000, 32},   {45, 1000, 33}};
   int fused_runs = 0;
   for (GemmIsa isa : {GemmIsa::generic, GemmIsa::avx2, GemmIsa::avx512, GemmIsa::avx512_bf16}) {
     if (!kc::gemm_isa_supported(isa)) continue;

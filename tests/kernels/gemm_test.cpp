@@ -428,6 +428,27 @@ TEST(KernelsGemm, TwoThreads) {
     }
 }
 
+// Shallow blocks go row strip by row strip (Note [GEMM shallow blocks by
+// rows]): k up to 32, several A strips and more than 4 B strips, around
+// the bound (k = 32, 33) and with few rows or columns (the strip-by-strip
+// order), row and column strips with ragged ends, an MC edge, strided C
+// with beta, one and two threads (split m and split n).
+TEST(KernelsGemm, ShallowBlocksByRows) {
+  uint32_t seed = 1200;
+  for (int threads : {1, 2})
+    for (GemmIsa isa : supported_isas())
+      for (Dt dt : dtypes_for(isa)) {
+        ThreadScope team(threads);
+        for (int64_t k : {1, 2, 16, 31, 32, 33}) expect_ok(isa, dt, {97, 1000, k}, seed++);
+        expect_ok(isa, dt, {29, 4100, 16}, seed++);
+        expect_ok(isa, dt, {700, 530, 24}, seed++);
+        expect_ok(isa, dt, {15, 2000, 8}, seed++);
+        expect_ok(isa, dt, {200, 150, 8}, seed++);
+        expect_ok(isa, dt, {96, 600, 16, Layout::row, Layout::col, Layout::strided, 0.5, 0.5}, seed++);
+        expect_ok(isa, dt, {96, 600, 16, Layout::col, Layout::row_padded, Layout::row_padded, 1.0, 1.0}, seed++);
+      }
+}
+
 // A row-major A read in place (Note [GEMM direct A]: n within 4 B strips)
 // unless a thread's share of it passes kDirectAMaxBytesPerThread (4 MiB of
 // f32: 8066 rows of 130), then packed: both sides, one and two threads.

@@ -354,6 +354,23 @@ void round_tile(const Problem<Acc>& p, const Acc* c, uint16_t* out, int rows, in
   }
 }
 
+// Note [GEMM shallow blocks by rows]
+// The tiles of a block go strip by strip (each B strip, in L1, meets every
+// A strip of the block), so C is written a strip of NR columns at a time
+// down all the block's rows: with M rows, M output streams at once. When
+// the k block is shallow, a tile is mostly its epilogue, and those streams
+// are what it waits on: a conv's NCHW 1x1 16 -> 96 product (W[96, 16] x
+// X[16, 12544], bf16) spent most of its time storing. There the whole
+// packed B block is small enough to stay in L2, so the tiles go row strip
+// by row strip instead: MR output streams, each written sequentially.
+constexpr int64_t kRowsOuterMaxK = 32;
+constexpr int64_t kRowsOuterMinStrips = 4;  // fewer rows are few streams anyway
+
+template <class Acc>
+bool rows_outer(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int64_t kpad, int64_t mcur, bool direct) {
+  return !direct && kpad <= kRowsOuterMaxK && mcur >= kRowsOuterMinStrips * kr.mr && p.n > 4 * kr.nr;
+}
+
 template <class Acc>
 void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t mr = kr.mr, nr = kr.nr, eb = kr.elem_bytes, ku = kr.k_unit;
@@ -441,51 +458,58 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
           const int64_t strip_bytes = nr * kpad * eb;
           const int64_t a_strips = ceil_div(mcur, mr);
           const int64_t prefetch_chunk = round_up(ceil_div(strip_bytes, a_strips), 64);
-          for (int64_t jr = jr0; jr < jr1; ++jr) {
+          const auto strip_of = [&](int64_t s) {
+            return split_m ? bpack + s * nr * kpad * eb : own_b + (s - jr0) * nr * kpad * eb;
+          };
+          // The tile of B strip jr and the A strip at row i of the block.
+          const auto tile = [&](int64_t jr, int64_t i, bool prefetch) {
             const int64_t j = jr * nr;
             const int nn = static_cast<int>(std::min(nr, ncur - j));
-            const auto strip_of = [&](int64_t s) {
-              return split_m ? bpack + s * nr * kpad * eb : own_b + (s - jr0) * nr * kpad * eb;
-            };
             const char* bs = strip_of(jr);
-            const char* bnext = strip_of(jr + 1 < jr1 ? jr + 1 : jr0);
             Acc* cj = p.c + ic * p.c_rs + (jc + j) * p.c_cs;
             const char* bsrc = p.b + (pc * p.b_rs + (jc + j) * p.b_cs) * p.src_bytes;
-            for (int64_t i = 0; i < mcur; i += mr) {
-              const int mm = static_cast<int>(std::min(mr, mcur - i));
-              if (!direct) prefetch_slice(bnext, i / mr * prefetch_chunk, prefetch_chunk, strip_bytes);
-              if (direct_a) {
-                uint16_t* const out = last_k && p.out16 != nullptr && std::is_same_v<Acc, float>
-                                          ? p.out16 + (ic + i) * p.out16_rs + jc + j
-                                          : nullptr;
-                kr.rows_a(kcur, p.a + ((ic + i) * p.a_rs + pc) * p.src_bytes, p.a_rs * p.src_bytes,
-                          direct ? static_cast<const void*>(bsrc) : bs, direct ? p.b_rs : 0, cj + i * p.c_rs, p.c_rs,
-                          p.c_cs, mm, nn, p.alpha, beta, out, p.out16_rs);
-                // A kernel without a rounding epilogue (fp32 sources) never gets out.
-                continue;
-              }
-              if constexpr (std::is_same_v<Acc, float>) {
-                uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
-                if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
-                  kr.micro_out16(kcur, ablock + i * apad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
-                                 p.alpha, beta);
-                  continue;
-                }
-                if (out != nullptr && direct && kr.direct_out16 != nullptr) {
-                  kr.direct_out16(kcur, ablock + i * apad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
-                                  mm, nn, p.alpha, beta);
-                  continue;
-                }
-              }
-              if (direct) {
-                kr.direct(kcur, ablock + i * apad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
-                          beta);
-              } else {
-                kr.micro(kcur, ablock + i * apad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
-              }
-              if (last_k && p.out16 != nullptr)
-                round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
+            const int mm = static_cast<int>(std::min(mr, mcur - i));
+            if (prefetch)  // the next strip's share (Note [GEMM next strip prefetch])
+              prefetch_slice(strip_of(jr + 1 < jr1 ? jr + 1 : jr0), i / mr * prefetch_chunk, prefetch_chunk,
+                             strip_bytes);
+            if (direct_a) {
+              uint16_t* const out = last_k && p.out16 != nullptr && std::is_same_v<Acc, float>
+                                        ? p.out16 + (ic + i) * p.out16_rs + jc + j
+                                        : nullptr;
+              kr.rows_a(kcur, p.a + ((ic + i) * p.a_rs + pc) * p.src_bytes, p.a_rs * p.src_bytes,
+                        direct ? static_cast<const void*>(bsrc) : bs, direct ? p.b_rs : 0, cj + i * p.c_rs, p.c_rs,
+                        p.c_cs, mm, nn, p.alpha, beta, out, p.out16_rs);
+              // A kernel without a rounding epilogue (fp32 sources) never gets out.
+              return;
             }
+            if constexpr (std::is_same_v<Acc, float>) {
+              uint16_t* const out = last_k && p.out16 != nullptr ? p.out16 + (ic + i) * p.out16_rs + jc + j : nullptr;
+              if (out != nullptr && !direct && kr.micro_out16 != nullptr) {
+                kr.micro_out16(kcur, ablock + i * apad * eb, bs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs, mm, nn,
+                               p.alpha, beta);
+                return;
+              }
+              if (out != nullptr && direct && kr.direct_out16 != nullptr) {
+                kr.direct_out16(kcur, ablock + i * apad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, out, p.out16_rs,
+                                mm, nn, p.alpha, beta);
+                return;
+              }
+            }
+            if (direct) {
+              kr.direct(kcur, ablock + i * apad * eb, bsrc, p.b_rs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha,
+                        beta);
+            } else {
+              kr.micro(kcur, ablock + i * apad * eb, bs, cj + i * p.c_rs, p.c_rs, p.c_cs, mm, nn, p.alpha, beta);
+            }
+            if (last_k && p.out16 != nullptr)
+              round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
+          };
+          if (rows_outer(kr, p, kpad, mcur, direct)) {  // Note [GEMM shallow blocks by rows]
+            for (int64_t i = 0; i < mcur; i += mr)
+              for (int64_t jr = jr0; jr < jr1; ++jr) tile(jr, i, false);
+          } else {
+            for (int64_t jr = jr0; jr < jr1; ++jr)
+              for (int64_t i = 0; i < mcur; i += mr) tile(jr, i, !direct);
           }
         }
         if (split_m && !direct) barrier(nt);  // the B block is about to be overwritten
