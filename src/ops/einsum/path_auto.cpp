@@ -21,9 +21,11 @@
 //      [Pool unions] in path_pool.h), and the pool's cheapest tree again;
 //   5. a round of re-planning in windows cut at the largest intermediates
 //      (up to kOtherWindow pieces: Note [Three openings]), up to kMoves
-//      subtrees moved where no window reaches (Note [Subtree moves]), then
-//      rounds in windows opened at random, every other one wider, within a
-//      budget of work (Note [Random openings]).
+//      subtrees moved where no window reaches (Note [Subtree moves]), the
+//      region at the root (up to kTopPieces pieces) planned exactly by dp
+//      (Note [Top region dp]), then rounds in windows opened at random,
+//      every other one wider, within a budget of work (Note [Random
+//      openings]).
 // The cheapest path wins, so auto is never costlier than opt_einsum's
 // auto, and matches dp wherever dp fits the budget.
 // bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
@@ -47,7 +49,9 @@
 // step 5 took the networks above 1.2x dp's cost from 18 of 2880 (four seed
 // sets) to 4, for a few percent more median time (Note [Random openings]),
 // and the subtree moves of step 5 from 4 to 2, for 2-4% more (Note [Subtree
-// moves]).
+// moves]); the exact plan of the region at the root took the seven seed
+// sets 0-6000 from 5 of 5040 to 3, the worst from 1.83x dp's to 1.25x, for
+// 1-3% more median time (Note [Top region dp]).
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -103,6 +107,9 @@ constexpr double kUnionReach = 1.5;  // unions of sets on pool trees within this
 constexpr std::size_t kUnions = 250; // at most this many
 constexpr std::size_t kChains = 100; // and this many of those joined with one more set
 constexpr int kMoves = 4;            // subtree moves at most (Note [Subtree moves])
+constexpr int kTopPieces = 12;       // the region at the root planned exactly (Note [Top region dp])
+constexpr int64_t kTopJoins = 8000;  // pairs its dp may consider
+constexpr int64_t kTopJoinWork = 10; // what each takes from kRandomWork
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -284,14 +291,36 @@ struct Subsets {
 // true when it got cheaper. With `work`, each search takes 3^pieces of it
 // (about its splits), and none starts once too little is left (Note
 // [Random openings]).
+// Cuts the tree below node v into up to `window` pieces by opening joins
+// one at a time, the heaviest by `weight` (a node's, called once per node
+// in the order they come up; < 0: not to be opened) first: `region` gets
+// the nodes opened, v first.
+template <class Weight>
+void open_pieces(const Tree& t, int v, int window, Weight weight, std::vector<int>& pieces, std::vector<int>& region) {
+  pieces = {t.nodes[v].left, t.nodes[v].right};
+  region = {v};
+  std::vector<double> heaviness;
+  for (int u : pieces) heaviness.push_back(t.nodes[u].left < 0 ? -1 : weight(u));  // a leaf: nothing to open
+  while (static_cast<int>(pieces.size()) < window) {
+    int widest = -1;
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+      if (heaviness[i] >= 0 && (widest < 0 || heaviness[i] > heaviness[widest])) widest = static_cast<int>(i);
+    if (widest < 0) break;
+    const int u = pieces[widest];
+    const int l = t.nodes[u].left, r = t.nodes[u].right;
+    heaviness[widest] = t.nodes[l].left < 0 ? -1 : weight(l);
+    heaviness.push_back(t.nodes[r].left < 0 ? -1 : weight(r));
+    region.push_back(u);
+    pieces[widest] = l;
+    pieces.push_back(r);
+  }
+}
+
 bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v, int window, Opening opening,
             double floor, Draws* rng = nullptr, int64_t* work = nullptr) {
-  window = std::min(window, kMaxWindow);
-  std::vector<int> pieces = {t.nodes[v].left, t.nodes[v].right}, region = {v};
+  std::vector<int> pieces, region;
   // Open up joins below one at a time, the heaviest first (Note [Three openings]).
-  std::vector<double> join_cost;
   auto weight = [&](int u) -> double {
-    if (t.nodes[u].left < 0) return -1;  // a leaf: nothing to open
     switch (opening) {
       case Opening::costliest: return join(u);
       case Opening::largest_intermediate: return lv.net().size_of(lv.idx(t.nodes[u].set));
@@ -299,20 +328,7 @@ bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v,
     }
     return join(u);
   };
-  for (int u : pieces) join_cost.push_back(weight(u));
-  while (static_cast<int>(pieces.size()) < window) {
-    int widest = -1;
-    for (std::size_t i = 0; i < pieces.size(); ++i)
-      if (join_cost[i] >= 0 && (widest < 0 || join_cost[i] > join_cost[widest])) widest = static_cast<int>(i);
-    if (widest < 0) break;
-    const int u = pieces[widest];
-    const int l = t.nodes[u].left, r = t.nodes[u].right;
-    join_cost[widest] = weight(l);
-    join_cost.push_back(weight(r));
-    region.push_back(u);
-    pieces[widest] = t.nodes[u].left;
-    pieces.push_back(t.nodes[u].right);
-  }
+  open_pieces(t, v, std::min(window, kMaxWindow), weight, pieces, region);
   if (pieces.size() < 3) return false;
   double current = 0;
   for (int u : region) current += join(u);
@@ -468,6 +484,89 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, 
     if (!visit(t.root)) break;
     retry = next;
   }
+}
+
+// Note [Top region dp]
+// The two worst paths of --first-seed 4000 (bench/einsum_auto_bench.cpp),
+// chain n=29 seed 233655 at 1.83x dp's cost and regular n=26 seed 209898
+// at 1.49x, were no tangle of a few pieces: their trees and dp's agree
+// below a few subtrees (one of 17 operands in the chain, of 6 and 5 in the
+// regular one) and join the rest, 11 and 7 lone operands and a pair, in
+// another order above them, the costliest joins of the tree among them.
+// That region of 12 pieces is beyond a window (replan()'s search grows as
+// 3^pieces: 8 at most), a move (several operands must go together) and
+// the pool (no sampled path joined dp's sets). So, from kManyOperands
+// operands (no network below was above 1.2x dp's cost), the region at the
+// root of up to kTopPieces pieces is planned by dp_path() itself, as a
+// network of its own: each lone operand as it is, any other piece its
+// intermediate, the root's labels for the output; the region's current
+// cost caps the search (Note [Capped dp]) and kTopJoins pairs bound it.
+// The region opens the joins with the fewest operands on their smaller
+// side first: they break up the small subtrees and the steps that add one
+// operand at a time, where lone operands sit, and leave a large subtree,
+// which the windows have re-planned already, whole. Opening the costliest
+// joins or subtrees first reached the chain's region only at 15 pieces
+// (they open the 17-operand subtree), the fewest operands first the
+// regular one's at 17 (they break up its 6- and 5-operand subtrees before
+// the 15-operand spine above them). It comes before the random rounds,
+// which then re-plan within the new region (after them, the pieces of the
+// regular one differ and its region is not found), and each pair its dp
+// considers takes kTopJoinWork from their budget: a pair costs about 35
+// units of that budget in time, but taking 20 lost two chain networks the
+// random rounds had found (n=29 seed 231651 of --first-seed 2000, n=25
+// seed 200986 of 3000). On the 5040 seeded networks of the seven seed sets
+// 0 to 6000 (--networks 24 --step 1, both kinds), paths above 1.2x dp's
+// cost went from 0, 1, 1, 0, 2, 1, 0 to 0, 1, 1, 0, 0, 1, 0: the chain
+// network at dp's cost now, the regular one at 1.16x; the worst of set
+// 4000 from 1.83x to 1.17x. dp considers a median 850 pairs here (90 % of
+// searches under 2200, the chain network 7750), the median search takes
+// 1-3 % more CPU time, p99 5-12 % more, the slowest 0.82-0.97 ms rather
+// than 0.73-0.83 (runs interleaved with the old build): the chain network,
+// 0.71 -> 0.95 ms. The three misses left are not at the root: no region
+// there of 12 to 16 pieces, opened so, is cheaper.
+//
+// Re-plans the region at the root of up to `window` pieces exactly (Note
+// [Top region dp]), within `budget` pairs of dp; true when it got cheaper.
+// `spent` gets the pairs considered.
+bool replan_top(const Leaves& lv, Tree& t, JoinCosts& join, int window, int64_t budget, int64_t& spent) {
+  // Joins with the fewest operands on their smaller side open first.
+  auto weight = [&](int u) -> double {
+    const Tree::Node& nd = t.nodes[u];
+    return 64 - std::min(std::popcount(t.nodes[nd.left].set), std::popcount(t.nodes[nd.right].set));
+  };
+  std::vector<int> pieces, region;
+  open_pieces(t, t.root, window, weight, pieces, region);
+  double current = 0;
+  for (int u : region) current += join(u);
+  // The pieces as the operands of a network of their own: a lone operand
+  // as it is (it may sum labels of its own first), any other piece its
+  // intermediate; the output, what the root's intermediate keeps.
+  const Network& net = lv.net();
+  Network part{{}, lv.idx(t.nodes[t.root].set), net.sizes};
+  for (int u : pieces) {
+    const uint64_t set = t.nodes[u].set;
+    part.inputs.push_back(t.nodes[u].left < 0 ? net.inputs[std::countr_zero(set)] : lv.idx(set));
+  }
+  const std::optional<Path> planned = dp_path(part, budget, current, &spent);
+  if (!planned || !(cost_of(part, *planned) < current * (1 - 1e-12))) return false;
+  const std::optional<Tree> plan = path_to_tree(part, *planned);
+  if (!plan) return false;
+  // Its joins into the tree, the pieces for its leaves and the root for its root.
+  std::function<int(int)> graft = [&](int w) -> int {
+    const Tree::Node& nd = plan->nodes[w];
+    if (nd.left < 0) return pieces[std::countr_zero(nd.set)];
+    const int l = graft(nd.left), r = graft(nd.right);
+    const Tree::Node made{t.nodes[l].set | t.nodes[r].set, l, r, nd.reduce_left, nd.reduce_right};
+    if (w == plan->root) {
+      t.nodes[t.root] = made;
+      return t.root;
+    }
+    t.nodes.push_back(made);
+    return static_cast<int>(t.nodes.size()) - 1;
+  };
+  graft(plan->root);
+  join.changed(t.root);
+  return true;
 }
 
 // Note [Subtree moves]
@@ -917,8 +1016,14 @@ Found auto_path(const Network& net) {
   // Subtrees moved where no window reaches (Note [Subtree moves]).
   SubtreeMoves moves(lv, tree, join);
   for (int i = 0; i < kMoves && moves.improve(); ++i) {}
+  // The region at the root exactly, from kManyOperands operands, what its
+  // dp took coming out of the random rounds' budget (Note [Top region dp]).
+  int64_t work = kRandomWork, top_spent = 0;
+  if (n >= kManyOperands) {
+    replan_top(lv, tree, join, kTopPieces, kTopJoins, top_spent);
+    work -= kTopJoinWork * top_spent;
+  }
   // Then windows opened at random (Note [Random openings]).
-  int64_t work = kRandomWork;
   const int rounds = n < kManyOperands ? kRandomRounds : kRandomRoundsMany;
   for (int r = 0; r < rounds && work > 0; ++r) {
     const bool wide = r % 2 == 1;

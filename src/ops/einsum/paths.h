@@ -53,7 +53,8 @@ Path optimal_path(const Network& net);                       // all subsets (<= 
 // Connected-pair dynamic programming; nullopt when `budget` (> 0: most
 // pairs considered) runs out first. `cap`: the cost of a known path of
 // `net` (< 0: greedy's), which prunes the search (Note [Capped dp]).
-std::optional<Path> dp_path(const Network& net, int64_t budget = 0, double cap = -1);
+// `spent`, when given, gets the pairs considered (counted with a budget).
+std::optional<Path> dp_path(const Network& net, int64_t budget = 0, double cap = -1, int64_t* spent = nullptr);
 Path branch_path(const Network& net, int nbranch);           // nbranch 0: all
 // Every pair order, ending a path with one step over the rest where the
 // memory limit forbids a pair (opt_einsum's optimal; factorial).
