@@ -22,10 +22,10 @@
 //   5. a round of re-planning in windows cut at the largest intermediates
 //      (up to kOtherWindow pieces: Note [Three openings]), up to kMoves
 //      subtrees moved where no window reaches (Note [Subtree moves]), the
-//      region at the root (up to kTopPieces pieces) planned exactly by dp
-//      (Note [Top region dp]), then rounds in windows opened at random,
-//      every other one wider, within a budget of work (Note [Random
-//      openings]).
+//      region at the root (up to kTopPieces pieces) and the subtree holding
+//      most of the cost planned exactly by dp (Note [Top region dp]), then
+//      rounds in windows opened at random, every other one wider, within a
+//      budget of work (Note [Random openings]).
 // The cheapest path wins, so auto is never costlier than opt_einsum's
 // auto, and matches dp wherever dp fits the budget.
 // bench/einsum_auto_bench.cpp measures how close it comes to dp beyond, and
@@ -51,7 +51,9 @@
 // and the subtree moves of step 5 from 4 to 2, for 2-4% more (Note [Subtree
 // moves]); the exact plan of the region at the root took the seven seed
 // sets 0-6000 from 5 of 5040 to 3, the worst from 1.83x dp's to 1.25x, for
-// 1-3% more median time (Note [Top region dp]).
+// 1-3% more median time, and that of the subtree holding most of the cost
+// to 2, for about as much (3-4% more from 24 operands; Note [Top region
+// dp]).
 //
 // Note [Sampled greedy]
 // One greedy path is a guess: its first joins decide which large
@@ -110,6 +112,8 @@ constexpr int kMoves = 4;            // subtree moves at most (Note [Subtree mov
 constexpr int kTopPieces = 12;       // the region at the root planned exactly (Note [Top region dp])
 constexpr int64_t kTopJoins = 8000;  // pairs its dp may consider
 constexpr int64_t kTopJoinWork = 10; // what each takes from kRandomWork
+constexpr double kWholeShare = 0.5;  // a subtree with this share of the cost is planned whole
+constexpr int64_t kWholeJoins = 3000; // pairs its dp may consider
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -524,25 +528,41 @@ void improve_tree(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, 
 // than 0.73-0.83 (runs interleaved with the old build): the chain network,
 // 0.71 -> 0.95 ms. The three misses left are not at the root: no region
 // there of 12 to 16 pieces, opened so, is cheaper.
+// One of them, regular n=28 seed 223748 of --first-seed 2000 (1.21x), has
+// most of its cost in a subtree of 10 operands that dp's tree joins in
+// another order: too many for a window, few enough for dp to plan whole
+// (439 pairs). So the subtree holding at least kWholeShare of the tree's
+// cost, when it has more operands than a window's pieces and no more than
+// kTopPieces, is planned exactly too, within kWholeJoins pairs and what
+// the region at the root left of kTopJoins (which bounds the slowest
+// searches), each pair again taken from the random rounds' budget. In
+// the seven seed sets that network is at dp's cost now, the misses 3 to
+// 2 (set 2000 from 1 to 0, its worst from 1.21x to 1.07x; chain n=25 seed
+// 203978 of 6000 went from under 1.15x to 1.19x); such a subtree exists
+// in 30 % of the searches from kManyOperands operands, and dp takes a
+// median 780 pairs on it. Against the region at the root alone, searches
+// of 24 to 30 operands take 19 us more on average (3-4 %), p99 4 %
+// more, the slowest about the same. Subtrees of lower shares (down to
+// kLeast) were 2.5 times as many for no more paths below 1.2x.
 //
-// Re-plans the region at the root of up to `window` pieces exactly (Note
+// Re-plans the region below node v of up to `window` pieces exactly (Note
 // [Top region dp]), within `budget` pairs of dp; true when it got cheaper.
 // `spent` gets the pairs considered.
-bool replan_top(const Leaves& lv, Tree& t, JoinCosts& join, int window, int64_t budget, int64_t& spent) {
+bool replan_exact(const Leaves& lv, Tree& t, JoinCosts& join, int v, int window, int64_t budget, int64_t& spent) {
   // Joins with the fewest operands on their smaller side open first.
   auto weight = [&](int u) -> double {
     const Tree::Node& nd = t.nodes[u];
     return 64 - std::min(std::popcount(t.nodes[nd.left].set), std::popcount(t.nodes[nd.right].set));
   };
   std::vector<int> pieces, region;
-  open_pieces(t, t.root, window, weight, pieces, region);
+  open_pieces(t, v, window, weight, pieces, region);
   double current = 0;
   for (int u : region) current += join(u);
   // The pieces as the operands of a network of their own: a lone operand
   // as it is (it may sum labels of its own first), any other piece its
-  // intermediate; the output, what the root's intermediate keeps.
+  // intermediate; the output, what v's intermediate keeps.
   const Network& net = lv.net();
-  Network part{{}, lv.idx(t.nodes[t.root].set), net.sizes};
+  Network part{{}, lv.idx(t.nodes[v].set), net.sizes};
   for (int u : pieces) {
     const uint64_t set = t.nodes[u].set;
     part.inputs.push_back(t.nodes[u].left < 0 ? net.inputs[std::countr_zero(set)] : lv.idx(set));
@@ -551,22 +571,43 @@ bool replan_top(const Leaves& lv, Tree& t, JoinCosts& join, int window, int64_t 
   if (!planned || !(cost_of(part, *planned) < current * (1 - 1e-12))) return false;
   const std::optional<Tree> plan = path_to_tree(part, *planned);
   if (!plan) return false;
-  // Its joins into the tree, the pieces for its leaves and the root for its root.
+  // Its joins into the tree, the pieces for its leaves and v for its root.
   std::function<int(int)> graft = [&](int w) -> int {
     const Tree::Node& nd = plan->nodes[w];
     if (nd.left < 0) return pieces[std::countr_zero(nd.set)];
     const int l = graft(nd.left), r = graft(nd.right);
     const Tree::Node made{t.nodes[l].set | t.nodes[r].set, l, r, nd.reduce_left, nd.reduce_right};
     if (w == plan->root) {
-      t.nodes[t.root] = made;
-      return t.root;
+      t.nodes[v] = made;
+      return v;
     }
     t.nodes.push_back(made);
     return static_cast<int>(t.nodes.size()) - 1;
   };
   graft(plan->root);
-  join.changed(t.root);
+  join.changed(v);
   return true;
+}
+
+// The subtree of more than kMaxWindow and at most `most` operands whose
+// joins cost at least `share` of the tree's (from a half, there is one at
+// most, but for exact halves); -1 when there is none.
+int heavy_subtree(const Tree& t, JoinCosts& join, int most, double share) {
+  std::vector<double> below(t.nodes.size(), -1);  // what each subtree's joins cost
+  std::function<double(int)> sum = [&](int v) -> double {
+    const Tree::Node& nd = t.nodes[v];
+    if (nd.left < 0) return 0;
+    if (below[v] < 0) below[v] = join(v) + sum(nd.left) + sum(nd.right);
+    return below[v];
+  };
+  const double least = share * sum(t.root);
+  int v = t.root;
+  while (std::popcount(t.nodes[v].set) > most) {
+    const int l = t.nodes[v].left, r = t.nodes[v].right;  // more than `most` operands: not a leaf
+    v = sum(l) >= least ? l : sum(r) >= least ? r : -1;
+    if (v < 0) return -1;
+  }
+  return std::popcount(t.nodes[v].set) > kMaxWindow ? v : -1;
 }
 
 // Note [Subtree moves]
@@ -1018,10 +1059,15 @@ Found auto_path(const Network& net) {
   for (int i = 0; i < kMoves && moves.improve(); ++i) {}
   // The region at the root exactly, from kManyOperands operands, what its
   // dp took coming out of the random rounds' budget (Note [Top region dp]).
-  int64_t work = kRandomWork, top_spent = 0;
+  // The same for the subtree that holds most of the cost, when dp can plan
+  // it whole, within what the first left of kTopJoins.
+  int64_t work = kRandomWork;
   if (n >= kManyOperands) {
-    replan_top(lv, tree, join, kTopPieces, kTopJoins, top_spent);
-    work -= kTopJoinWork * top_spent;
+    int64_t top = 0, whole = 0;
+    replan_exact(lv, tree, join, tree.root, kTopPieces, kTopJoins, top);
+    const int v = heavy_subtree(tree, join, kTopPieces, kWholeShare);
+    if (v >= 0 && top < kTopJoins) replan_exact(lv, tree, join, v, kTopPieces, std::min(kWholeJoins, kTopJoins - top), whole);
+    work -= kTopJoinWork * (top + whole);
   }
   // Then windows opened at random (Note [Random openings]).
   const int rounds = n < kManyOperands ? kRandomRounds : kRandomRoundsMany;
