@@ -117,8 +117,8 @@ def test_im2col_leads_channels_last_1x1_with_a_long_reduction():
     t = explain(nhwc(rand(1, 512, 7, 7)), rand(64, 512, 1, 1))          # ... over 49 points: few rows
     assert t.chosen == "im2col:gemm" and "over 49 output points <= 512" in order_note(t)
     assert explain(nhwc(rand(1, 512, 23, 23)), rand(64, 512, 1, 1)).chosen == "onednn:conv"  # 529 points
-    t = explain(nhwc(rand(1, 144, 32, 32)), rand(24, 144, 1, 1))        # narrow output from a wide input
-    assert t.chosen == "im2col:gemm" and "to c_out 24 <= 32" in order_note(t)
+    # A narrow output from a wide input has no rule (oneDNN level or ahead on MobileNet-V2's 144 -> 24).
+    assert explain(nhwc(rand(1, 144, 32, 32)), rand(24, 144, 1, 1)).chosen == "onednn:conv"
     assert explain(nhwc(rand(2, 32, 24, 24)), rand(16, 32, 1, 1)).chosen == "onednn:conv"  # narrow input too
 
 
@@ -150,8 +150,7 @@ def test_bf16_takes_the_1x1_im2col_and_depthwise_plane_rules_only():
     assert t.chosen == "im2col:gemm" and "with c_in 2048" in order_note(t)
     t = explain(nhwc(rand(1, 256, 14, 14)).astype(bf), rand(64, 256, 1, 1).astype(bf))
     assert t.chosen == "im2col:gemm" and "over 196 output points" in order_note(t)
-    t = explain(nhwc(rand(1, 144, 32, 32)).astype(bf), rand(24, 144, 1, 1).astype(bf))
-    assert t.chosen == "im2col:gemm" and "to c_out 24" in order_note(t)
+    assert explain(nhwc(rand(1, 144, 32, 32)).astype(bf), rand(24, 144, 1, 1).astype(bf)).chosen == "onednn:conv"
     dw = explain(rand(2, 64, 14, 14).astype(bf), rand(64, 1, 3, 3).astype(bf), padding=1, groups=64)
     assert "the list's" in order_note(dw)                               # rows 14 wide: staged
     dw = explain(rand(2, 64, 28, 28).astype(bf), rand(64, 1, 3, 3).astype(bf), padding=1, stride=2, groups=64)

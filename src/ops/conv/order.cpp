@@ -33,10 +33,6 @@ bool is_depthwise(const int64_t* d) { return d[kGroups] > 1 && d[kGroups] == d[k
 int64_t tiles(const int64_t* d) { return d[kBatch] * ((d[kOh] + 3) / 4) * ((d[kOw] + 3) / 4); }
 int64_t out_points(const int64_t* d) { return d[kBatch] * d[kOh] * d[kOw]; }
 
-bool narrow_output(const int64_t* d) {
-  return d[kCout] <= kIm2colLeadNarrowMaxCout && d[kCin] >= kIm2colLeadNarrowMinCin;
-}
-
 // Whether cpu.conv_weight_cache would keep this layer's Winograd transform
 // (winograd_weight_cache.h).
 bool transform_kept(const int64_t* d) { return winograd_weight_kept(d[kCin], d[kCout]); }
@@ -64,8 +60,7 @@ Lead default_lead(const dispatch::Problem& p) {
   const bool f32 = p.dtype == DType::f32;
   if (f32 && unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
-    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints ||
-        narrow_output(d))
+    if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
       return Lead::im2col;
   }
   if (is_depthwise(d) && direct_leads_depthwise(d, channels_last, f32)) return Lead::direct;
@@ -104,14 +99,10 @@ std::string default_order_note(const dispatch::Problem& p) {
                num(kIm2colLeadChannelsLastMinCin) +
                ": one GEMM for the whole batch on the caller's memory, where oneDNN's 1x1 kernel is slow on a long "
                "reduction)";
-      if (out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
-        return "default order: im2col:gemm first (channels-last 1x1 stride 1 over " + num(out_points(d)) +
-               " output points <= " + num(kIm2colLeadChannelsLastMaxPoints) +
-               ": one GEMM of that few rows, which matmul's order gives to oneDNN's inner product, faster there "
-               "than oneDNN's 1x1 convolution)";
-      return "default order: im2col:gemm first (channels-last 1x1 stride 1 from c_in " + num(d[kCin]) + " >= " +
-             num(kIm2colLeadNarrowMinCin) + " to c_out " + num(d[kCout]) + " <= " + num(kIm2colLeadNarrowMaxCout) +
-             ": one GEMM for the whole batch, where oneDNN's 1x1 kernel is slow on so narrow an output)";
+      return "default order: im2col:gemm first (channels-last 1x1 stride 1 over " + num(out_points(d)) +
+             " output points <= " + num(kIm2colLeadChannelsLastMaxPoints) +
+             ": one GEMM of that few rows, which matmul's order gives to oneDNN's inner product, faster there "
+             "than oneDNN's 1x1 convolution)";
     case Lead::direct:
       if ((p.layout & kChannelsLast) != 0)
         return "default order: direct kernels first (channels-last stride-1 depthwise over " + num(out_points(d)) +

@@ -27,15 +27,15 @@
 //     channels-last ones with c_in >= kIm2colLeadChannelsLastMinCin: one GEMM
 //     for the whole batch (X[N*H*W, C] x W^T, the weight viewed, Note
 //     [Channels-last weight rows]), where oneDNN's 1x1 kernel is slow on a
-//     long reduction, and with c_out <= kIm2colLeadNarrowMaxCout from
-//     c_in >= kIm2colLeadNarrowMinCin (MobileNet-V2's 144 -> 24 layers:
-//     oneDNN 0.70-0.88x the GEMM). The 1x1 rules are bf16's too (with
+//     long reduction. (A rule for narrow outputs, c_out <= 32 from c_in >=
+//     128, once measured at oneDNN 0.70-0.88x the GEMM on MobileNet-V2's
+//     144 -> 24 layers, went when a calm run had oneDNN level at batch 1
+//     and 0.91x-1.25x the GEMM at batch 8, the GEMM at 0.80x and 0.84x of
+//     it on two of those rows.) The 1x1 rules are bf16's too (with
 //     the NCHW depthwise rule below, its only rules): oneDNN 2.6's bf16
 //     1x1 ran at 0.35-0.66x the GEMM's speed on every NCHW ResNet-50 1x1
-//     layer and 0.21-0.67x on the channels-last 2048-channel ones,
-//     0.83-0.88x on MobileNet-V2's 144 -> 24 at batch 1 and level at
-//     batch 8 (1 and 2 threads, in turns with the GEMM, Note
-//     [Interleaved bench rounds]);
+//     layer and 0.21-0.67x on the channels-last 2048-channel ones (1 and 2
+//     threads, in turns with the GEMM, Note [Interleaved bench rounds]);
 //   - im2col:gemm also for channels-last 1x1 layers with at most
 //     kIm2colLeadChannelsLastMaxPoints output points (batch x OH x OW): the
 //     GEMM then has that few rows, and matmul's own order gives it to
@@ -87,8 +87,6 @@ inline constexpr int64_t kWinogradLeadTiles = 48;          // output tiles of 4x
 inline constexpr int64_t kWinogradLeadTilesCached = 8;     // ... when the weight's transform is cached
 inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
-inline constexpr int64_t kIm2colLeadNarrowMaxCout = 32;    // ... or with a narrow output
-inline constexpr int64_t kIm2colLeadNarrowMinCin = 128;    //     from a wide input
 inline constexpr int64_t kIm2colLeadChannelsLastMaxPoints = 512;  // ... or with few output points
 inline constexpr int64_t kDirectLeadChannelsLastPoints = int64_t{1} << 16;  // channels-last depthwise, stride 1
 
