@@ -197,6 +197,25 @@ def test_knobs_still_decide_what_is_acceptable():
     assert t.chosen == "onednn:conv" and "winograd:f4x3 first" in order_note(t)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+def test_winograd_refuses_a_nan_or_an_infinity_anywhere_in_its_operands(dtype):
+    # Its `finite` check scans the bit patterns in blocks of 4096 elements: a bad value first, last, at
+    # either side of a block edge and in a block's middle; in the input and in the weight; each 16-bit
+    # exponent pattern (f16's 0x7C00, bf16's 0x7F80) and a large finite value that is not one.
+    x, w = XW.astype(dtype), WW.astype(dtype)
+    with backends.implementations("conv", "winograd"):
+        assert explain(x, w, padding=1).chosen == "winograd:f4x3"
+        big = x.copy()
+        big.reshape(-1)[4095] = np.finfo(dtype).max
+        assert explain(big, w, padding=1).chosen == "winograd:f4x3"
+        for operand, size in ((0, x.size), (1, w.size)):
+            for at in sorted({0, 4095, 4096, size // 2 + 1, size - 1}):
+                for bad_value in (np.nan, np.inf, -np.inf):
+                    args = [x.copy(), w.copy()]
+                    args[operand].reshape(-1)[at] = bad_value
+                    assert explain(*args, padding=1).chosen is None, (operand, at, bad_value)
+
+
 def test_use_deterministic_algorithms_with_a_lead():
     proc = run_python(
         "import numpy as np, backplane; from backplane import backends\n"
