@@ -290,11 +290,6 @@ struct Subsets {
 // regions are most of them (in the bench, as many paths above 1.2x dp's
 // cost with it as without, for 14 % less work).
 
-// Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
-// pieces opened as `opening` says (Opening::random draws from `rng`);
-// true when it got cheaper. With `work`, each search takes 3^pieces of it
-// (about its splits), and none starts once too little is left (Note
-// [Random openings]).
 // Cuts the tree below node v into up to `window` pieces by opening joins
 // one at a time, the heaviest by `weight` (a node's, called once per node
 // in the order they come up; < 0: not to be opened) first: `region` gets
@@ -320,6 +315,11 @@ void open_pieces(const Tree& t, int v, int window, Weight weight, std::vector<in
   }
 }
 
+// Re-plans the region below node v, cut at up to `window` (<= kMaxWindow)
+// pieces opened as `opening` says (Opening::random draws from `rng`);
+// true when it got cheaper. With `work`, each search takes 3^pieces of it
+// (about its splits), and none starts once too little is left (Note
+// [Random openings]).
 bool replan(const Leaves& lv, Tree& t, JoinCosts& join, Subsets& scratch, int v, int window, Opening opening,
             double floor, Draws* rng = nullptr, int64_t* work = nullptr) {
   std::vector<int> pieces, region;
