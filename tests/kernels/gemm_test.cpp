@@ -462,6 +462,30 @@ TEST(KernelsGemm, DirectAAroundItsSizeBound) {
       }
 }
 
+// A row-major A read in place past both bounds above when its rows are long
+// (Note [GEMM direct A]: k of at least 2 KiB): rows 4 KiB and more apart
+// (row_padded) and shares of A past 4 MiB, either side of the long-row bound
+// (f32 k = 511 / 512, bf16 pairs 1023 / 1024), rows aliasing in L1, n
+// within and just past 4 B strips, ragged m, one and two threads, with
+// alpha and beta.
+TEST(KernelsGemm, DirectAWithLongRows) {
+  uint32_t seed = 990;
+  for (int threads : {1, 2})
+    for (GemmIsa isa : supported_isas())
+      for (Dt dt : dtypes_for(isa)) {
+        ThreadScope team(threads);
+        for (int64_t k : {511, 512, 1023, 1024}) {
+          expect_ok(isa, dt, {37, 49, k, Layout::row_padded}, seed++);
+          expect_ok(isa, dt, {13, 2, k, Layout::row_padded}, seed++);
+          expect_ok(isa, dt, {70, 193, k, Layout::row_padded, Layout::row, Layout::row, 0.5, 0.5}, seed++);
+        }
+        expect_ok(isa, dt, {1100 * threads, 9, 1025}, seed++);  // over 4 MiB of f32 A per thread
+        expect_ok(isa, dt, {40, 50, 2048}, seed++);  // rows 4 or 8 KiB apart: one L1 set (bf16 packs them)
+        expect_ok(isa, dt, {100, 130, 1025, Layout::row_padded, Layout::row_padded, Layout::row_padded, 1.0, 1.0},
+                  seed++);
+      }
+}
+
 // Split n with a shallower last k block (k = 770, 1000, 1024 under balanced
 // kc blocks): threads do not synchronise there, so a fast thread packing the
 // last block must not land on strips a slow one is still reading. Repeated,

@@ -312,16 +312,59 @@ constexpr int64_t kDirectAMaxStrips = 4;
 // 3136 x 24 x 144 (1.8 MB) 0.14 / 0.17.
 constexpr int64_t kDirectAMaxBytesPerThread = int64_t{4} << 20;
 
+// ... and neither bound applies to long rows. Where a row of A holds at
+// least kDirectALongRowBytes of k, each of the MR rows a tile reads is a
+// long sequential stream, which the prefetchers follow from L3 or memory,
+// and a tile holds only a line or two of each row in L1 at a time. Packing
+// such an A cost a fifth of the product at n = 48 (perf: the pack 6.5 %
+// against the tiles' 25 %; each packed element is read once per B strip).
+// f32, Zen 5, in place / packed, each as a ratio to oneDNN's time in the
+// same run, one thread: 512 x 48 x 4608 (rows 18 KiB apart, 9.4 MB of A)
+// 0.97 / 0.84; 2048 x 48 x 1024 0.95 / 0.77; 4096 x 48 x 512 (8 MB of A)
+// 1.0 / 0.79; 512 x 96 x 4608 1.0 / 0.88; 512 x 144 x 4608 1.0 / 0.93.
+// Interleaved, packed / in place ms: 512 x 48 x 2048 0.565 / 0.468, 512 x
+// 49 x 4608 2.03 / 1.66. At 1 KiB rows (8192 x 96 x 256) the packed strips
+// stayed ahead (1.04 against 0.91 of oneDNN), as at 576-byte rows above.
+// What limits it is L1's associativity: rows a multiple of 4 KiB apart
+// all fall in one set, and the bf16 tile's 14 rows then overflow its 12
+// ways (bf16 512 x 48 x 2048, rows 4 KiB apart: 0.35 ms packed, 0.51 in
+// place), so long rows are read in place only while at most
+// kMaxRowsPerL1Set of a tile's rows share a set (fp32's 8 always do).
+constexpr int64_t kDirectALongRowBytes = 2048;
+constexpr int64_t kL1WayBytes = 4096;  // L1 bytes per way: 48 KiB / 12 ways on Zen 5, 32 KiB / 8 on most others
+constexpr int64_t kMaxRowsPerL1Set = 8;
+
+// How many of a tile's mr rows, stride bytes apart, share an L1 set: the
+// rows advance along k together, so their sets keep these offsets.
+int rows_per_l1_set(int mr, int64_t stride) {
+  int count[kL1WayBytes / 64] = {};
+  int worst = 0;
+  for (int i = 0; i < mr; ++i) worst = std::max(worst, ++count[i * stride % kL1WayBytes / 64]);
+  return worst;
+}
+
+template <class Acc>
+bool long_a_rows_in_place(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  return kr.rows_a != nullptr && p.a_cs == 1 && p.k * p.src_bytes >= kDirectALongRowBytes &&
+         ceil_div(p.n, kr.nr) <= kDirectAMaxStrips && rows_per_l1_set(kr.mr, p.a_rs * p.src_bytes) <= kMaxRowsPerL1Set;
+}
+
 template <class Acc>
 bool use_direct_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   return kr.rows_a != nullptr && p.a_cs == 1 && p.a_rs * p.src_bytes <= kDirectNearRowBytes &&
          ceil_div(p.n, kr.nr) <= kDirectAMaxStrips;
 }
 
+// Near rows whose share fits the bound above (Note [GEMM direct A]).
+template <class Acc>
+bool near_a_rows_in_place(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
+  return use_direct_a(kr, p) && ceil_div(p.m, nt) * p.k * p.src_bytes <= kDirectAMaxBytesPerThread;
+}
+
 // Whether run_blocked reads A in place, with nt threads (Note [GEMM direct A]).
 template <class Acc>
 bool reads_a_in_place(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int nt) {
-  return use_direct_a(kr, p) && ceil_div(p.m, nt) * p.k * p.src_bytes <= kDirectAMaxBytesPerThread;
+  return near_a_rows_in_place(kr, p, nt) || long_a_rows_in_place(kr, p);
 }
 
 // Note [GEMM next strip prefetch]
@@ -574,11 +617,14 @@ bool run_small(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
 // block in the layout run_blocked packs (Note [GEMM packed panels]: strips
 // of MR rows, the block at row ic starting at strip ic / MR, as MC is a
 // multiple of MR), and every product reads it. Only where run() would take
-// run_blocked with A packed (packs_a: not the GEMV, transposed or direct-A
-// paths); run() checks again and ignores a shared A elsewhere.
+// run_blocked with A packed (packs_a: not the GEMV, transposed or near-row
+// direct-A paths); run() checks again and ignores a shared A elsewhere. An
+// A of long rows, which one product reads in place (Note [GEMM direct A]),
+// is packed once here all the same: every product then reads the packed
+// strips, where in place each would stream A for itself.
 template <class Acc>
 bool packs_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
-  return p.m > 1 && p.n > 1 && p.k > 0 && p.c_cs == 1 && !reads_a_in_place(kr, p, team_size(p.m, p.n, p.k));
+  return p.m > 1 && p.n > 1 && p.k > 0 && p.c_cs == 1 && !near_a_rows_in_place(kr, p, team_size(p.m, p.n, p.k));
 }
 
 template <class Acc>
