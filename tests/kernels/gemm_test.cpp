@@ -486,6 +486,29 @@ TEST(KernelsGemm, DirectAWithLongRows) {
       }
 }
 
+// The last B strip's few columns as dot products (Note [GEMM narrow last
+// strip]: at most 4 columns left of NR, a row-major A): 1 to 4 columns and
+// just past, after one and several strips; ragged row groups of the 4-row
+// tiles; k below, at and past a vector and over several k blocks (beta
+// accumulating); padded A rows, transposed and strided B, strided C; one and
+// two threads (split m and split n); and a column-major A, which keeps the
+// register tile.
+TEST(KernelsGemm, NarrowLastStrip) {
+  uint32_t seed = 1010;
+  for (int threads : {1, 2})
+    for (GemmIsa isa : supported_isas())
+      for (Dt dt : dtypes_for(isa)) {
+        ThreadScope team(threads);
+        for (int64_t n : {49, 52, 53, 100, 196})
+          for (int64_t k : {15, 17, 385}) expect_ok(isa, dt, {70, n, k}, seed++);
+        for (int64_t m : {1, 3, 9, 13}) expect_ok(isa, dt, {m, 98, 40}, seed++);
+        expect_ok(isa, dt, {600, 49, 1000, Layout::row_padded, Layout::row, Layout::row, 0.5, 0.5}, seed++);
+        expect_ok(isa, dt, {37, 196, 800, Layout::row, Layout::col, Layout::strided, 1.0, 1.0}, seed++);
+        expect_ok(isa, dt, {37, 148, 300, Layout::row_padded, Layout::strided, Layout::row_padded, 2.0, 0.0}, seed++);
+        expect_ok(isa, dt, {29, 49, 300, Layout::col, Layout::row, Layout::row, 1.0, 0.5}, seed++);
+      }
+}
+
 // Split n with a shallower last k block (k = 770, 1000, 1024 under balanced
 // kc blocks): threads do not synchronise there, so a fast thread packing the
 // last block must not land on strips a slow one is still reading. Repeated,

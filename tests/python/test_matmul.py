@@ -411,11 +411,20 @@ def test_onednn_leads_linear_shaped_and_narrow_products():
     assert backends.explain("linear", x[:few + 1], w).chosen == "onednn:matmul"
     shallow = np.ones((1024, 128), np.float32)  # k below kGemmFewRowsMinK: the few-row products do not apply
     assert backends.explain("linear", np.ones((2, 128), np.float32), shallow).chosen == "onednn:matmul"
-    # narrow: n = 49 columns from a 512 x 2048 A (an NCHW 1x1 convolution's product), batched too
-    a, b = np.ones((512, 2048), np.float32), np.ones((2048, 49), np.float32)
+    # narrow: n = 32 columns from a 512 x 2048 A (an NCHW 1x1 convolution's product), batched too
+    a, b = np.ones((512, 2048), np.float32), np.ones((2048, 32), np.float32)
     t = backends.explain("matmul", a, b)
-    assert t.chosen == "onednn:matmul" and any("n = 49 <= 64 columns" in n for n in t.notes), t.notes
+    assert t.chosen == "onednn:matmul" and any("n = 32 <= 64 columns" in n for n in t.notes), t.notes
     assert backends.explain("matmul", a, np.ones((3, 2048, 49), np.float32)).chosen == "onednn:matmul"
+    # ... but one product whose last strip the AVX-512 kernel computes as dot products (48 + 1 columns, or
+    # 2-4) keeps the list's order (Note [GEMM narrow last strip])
+    for n in (49, 52, 3):
+        t = backends.explain("matmul", a, np.ones((2048, n), np.float32))
+        if "builtin:avx512" in IMPLS:
+            assert t.chosen == "builtin:avx512" and any("as dot products" in x for x in t.notes), (n, t.notes)
+        else:
+            assert t.chosen == "onednn:matmul", n
+    assert backends.explain("matmul", a, np.ones((2048, 53), np.float32)).chosen == "onednn:matmul"
     assert backends.explain("matmul", a, np.ones((2048, 65), np.float32)).chosen != "onednn:matmul"
     assert backends.explain("matmul", a, np.ones((2048, 1), np.float32)).chosen.startswith("builtin:")  # W·x: GEMV
     assert backends.explain("matmul", a, np.ones(2048, np.float32)).chosen.startswith("builtin:")

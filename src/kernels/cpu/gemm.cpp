@@ -16,8 +16,10 @@
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <type_traits>
+#include <vector>
 
 #include "backplane/error.h"
 #include "backplane/tensor.h"
@@ -414,6 +416,35 @@ bool rows_outer(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int64_t kpad, 
   return !direct && kpad <= kRowsOuterMaxK && mcur >= kRowsOuterMinStrips * kr.mr && p.n > 4 * kr.nr;
 }
 
+// Note [GEMM narrow last strip]
+// The last B strip of a block holds what is left of n: at n = 49 (a 7 x 7
+// image in an NCHW convolution) one column of 48, at 196 (14 x 14) four. Its
+// register tile is one vector wide, MR broadcasts of A for MR FMAs per k,
+// each FMA using a few lanes: a one-column strip cost 0.6 of a full one.
+// With a row-major A and at most kNarrowLastCols columns there, the kernels
+// that have a few-row tile (GemmKernel::few_rows, Note [Few-row products])
+// compute those columns as dot products instead: A's rows read in place
+// along k, against the strip's columns copied once per k block to be
+// contiguous along k (a few KiB), four rows by four columns per tile, each
+// load serving four FMAs. Interleaved, f32, tile / dot products ms:
+// 1024 x 196 x 256 (ResNet-50's NCHW 1x1 256 -> 1024 at 14 x 14) 0.549 /
+// 0.528 on one thread, 0.302 / 0.277 on two; 512 x 49 x 4608 (its 3x3 512
+// -> 512 at 7 x 7) 1.48 / 1.17; 256 x 97 x 1024 0.27 / 0.24 (A in place
+// either way, Note [GEMM direct A]). The bf16 pairs' tile (14 x 32, one
+// vector dot product per row and pair of k) measured level either way
+// (1024 x 196 x 256: 0.271 / 0.279), so only fp32 (k_unit 1) takes this.
+constexpr int64_t kNarrowLastCols = 4;
+
+// The narrow last strip's columns [j0, j0 + cols) of B's k block pc, each
+// contiguous along k (kcur elements, src_bytes each), into dst.
+template <class Acc>
+void copy_columns_along_k(const Problem<Acc>& p, int64_t pc, int64_t kcur, int64_t j0, int64_t cols, char* dst) {
+  const int64_t sb = p.src_bytes;
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t k = 0; k < kcur; ++k)
+      std::memcpy(dst + (j * kcur + k) * sb, p.b + ((pc + k) * p.b_rs + (j0 + j) * p.b_cs) * sb, static_cast<size_t>(sb));
+}
+
 template <class Acc>
 void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const int64_t mr = kr.mr, nr = kr.nr, eb = kr.elem_bytes, ku = kr.k_unit;
@@ -457,7 +488,11 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
   char* const bpack = ws;
 
+  // Note [GEMM narrow last strip]: A read in place by rows (not a shared
+  // A, packed for the batch: the product must read that).
+  const bool narrow_last = kr.few_rows != nullptr && kr.k_unit == 1 && p.a_cs == 1 && p.a_packed == nullptr;
   auto body = [&](int tid) {
+    thread_local std::vector<char> narrow_cols;
     char* const apack = ws + b_bytes + a_bytes * tid;
     char* const own_b = split_m ? bpack : bpack + tid * strips_per_thread * nr * kc * eb;
     for (int64_t jc = 0; jc < p.n; jc += nc) {
@@ -489,6 +524,14 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
         } else {
           share(nstrips, nt, tid, &jr0, &jr1);
         }
+        // Note [GEMM narrow last strip]: this thread's copy of its columns.
+        const int64_t last_j = (nstrips - 1) * nr, last_cols = ncur - last_j;
+        const bool narrow = narrow_last && last_cols <= kNarrowLastCols && jr1 == nstrips && jr1 > jr0;
+        if (narrow) {
+          if (narrow_cols.size() < static_cast<size_t>(last_cols * kcur * p.src_bytes))
+            narrow_cols.resize(static_cast<size_t>(kNarrowLastCols * kc * p.src_bytes));
+          copy_columns_along_k(p, pc, kcur, jc + last_j, last_cols, narrow_cols.data());
+        }
         for (int64_t ib = ib0; ib < mb && jr1 > jr0; ib += ib_step) {
           const int64_t ic = ib * mc;
           const int64_t mcur = std::min(mc, p.m - ic);
@@ -512,6 +555,16 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
             Acc* cj = p.c + ic * p.c_rs + (jc + j) * p.c_cs;
             const char* bsrc = p.b + (pc * p.b_rs + (jc + j) * p.b_cs) * p.src_bytes;
             const int mm = static_cast<int>(std::min(mr, mcur - i));
+            if (narrow && jr == nstrips - 1) {  // Note [GEMM narrow last strip]
+              for (int r = 0; r < mm; r += kGemmFewRowsMax) {
+                const int rows = std::min(kGemmFewRowsMax, mm - r);
+                kr.few_rows(rows, kcur, nn, p.a + ((ic + i + r) * p.a_rs + pc) * p.src_bytes, p.a_rs,
+                            narrow_cols.data(), kcur, cj + (i + r) * p.c_rs, p.c_rs, p.c_cs, p.alpha, beta);
+              }
+              if (last_k && p.out16 != nullptr)
+                round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
+              return;
+            }
             if (prefetch)  // the next strip's share (Note [GEMM next strip prefetch])
               prefetch_slice(strip_of(jr + 1 < jr1 ? jr + 1 : jr0), i / mr * prefetch_chunk, prefetch_chunk,
                              strip_bytes);
@@ -913,6 +966,12 @@ bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b,
               float beta, Out16 out, const void* shared_a) {
   return run(*kernel_f32(isa, DType::f16, "gemm_f16"),
              with_out16(make_problem("gemm_f16", a, b, c, alpha, beta), out, isa, &round_f32_to_f16), shared_a);
+}
+
+bool gemm_narrow_last_strip(GemmIsa isa, DType src, int64_t n) {
+  if (!gemm_isa_supported(isa) || n < 1) return false;
+  const GemmKernel<float>* k = table_f32(isa, src);
+  return k != nullptr && k->few_rows != nullptr && k->k_unit == 1 && n - (n - 1) / k->nr * k->nr <= kNarrowLastCols;
 }
 
 }  // namespace bp::kernels::cpu

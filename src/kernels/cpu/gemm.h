@@ -34,6 +34,11 @@ bool gemm_isa_supported(GemmIsa isa);
 inline constexpr int kGemmFewRowsMax = 4;
 inline constexpr int64_t kGemmFewRowsMinK = 256;
 bool gemm_has_few_rows(GemmIsa isa, DType src);
+// Whether the variant computes the last strip of n columns (what a row-major
+// A times n columns leaves past whole register-tile strips) as dot products
+// (Note [GEMM narrow last strip] in gemm.cpp): that strip is no wider than
+// a few columns and the variant has the tile for it.
+bool gemm_narrow_last_strip(GemmIsa isa, DType src, int64_t n);
 
 template <class T>
 struct MatView {

@@ -47,11 +47,26 @@ bool onednn_leads_linear(const dispatch::Problem& p) {
          d[kN] * d[kK] >= kOnednnLeadLinearMinNK;
 }
 
-bool onednn_leads_narrow(const dispatch::Problem& p) {
+namespace {
+
+// f32, row-major operands, 2 to kOnednnLeadNarrowMaxN columns and a large A.
+bool narrow_shape(const dispatch::Problem& p) {
   if (!p.device.is_cpu() || p.ndims != 4 || p.dtype != DType::f32 || operand_layout(p) != 0) return false;
   const int64_t* d = p.dims;
   return d[kN] >= 2 && d[kN] <= kOnednnLeadNarrowMaxN && d[kM] * d[kK] >= kOnednnLeadNarrowMinMK;
 }
+
+// One product whose last strip the builtin kernel computes as dot products
+// (a batch may share one packed A, which that path does not read).
+bool builtin_narrow_last_strip(const dispatch::Problem& p) {
+  using kernels::cpu::GemmIsa;
+  static const bool avx512 = kernels::cpu::gemm_isa_supported(GemmIsa::avx512);
+  return avx512 && p.dims[kBatch] == 1 && kernels::cpu::gemm_narrow_last_strip(GemmIsa::avx512, DType::f32, p.dims[kN]);
+}
+
+}  // namespace
+
+bool onednn_leads_narrow(const dispatch::Problem& p) { return narrow_shape(p) && !builtin_narrow_last_strip(p); }
 
 int default_rank(const dispatch::Implementation& impl, const dispatch::Problem& p) {
   if (openblas_leads(p)) return impl.name() == "openblas:gemm" ? 0 : 1;
@@ -75,6 +90,11 @@ std::string default_order_note(const dispatch::Problem& p) {
     return "default order: onednn:matmul first (f32 with n = " + std::to_string(p.dims[kN]) + " <= " +
            std::to_string(kOnednnLeadNarrowMaxN) + " columns and an A of " + std::to_string(p.dims[kM] * p.dims[kK]) +
            " elements: Backplane's kernels would pack A for one or two column strips; Note [Matmul default order])";
+  if (narrow_shape(p))
+    return "default order: the list's (f32 with n = " + std::to_string(p.dims[kN]) + " <= " +
+           std::to_string(kOnednnLeadNarrowMaxN) +
+           " columns, one product, whose last column strip Backplane's kernel computes as dot products with A read "
+           "in place; Note [Matmul default order])";
   return "default order: the list's (Backplane's kernels first, widest ISA first)";
 }
 

@@ -56,6 +56,16 @@
 // 1024x196x256 1.11, 128x784x512 1.02). bf16 is level there (0.94-1.13).
 // One column (n = 1, W·x) is the GEMV, which packs nothing: builtin /
 // oneDNN time at 4096 x 1 x 4096, f32, 0.75 (one thread), 0.85 (two).
+// Nor does it cover one product (batch 1) whose last strip the builtin
+// kernel computes as dot products, reading A in place (Note [GEMM narrow
+// last strip] in gemm.cpp: 2-4 columns, 49-52, ...): builtin / oneDNN time,
+// f32, one thread / two: 512x49x2048 0.78 / 0.78, 2048x49x512 0.84-0.86 /
+// 0.85-0.91, 4096x49x256 0.81 / 0.81-0.86, 512x52x2048 0.87 / 0.90,
+// 512x4x2048 0.51 / 0.76-0.82, 2048x2x1024 0.43 / 0.46-0.55. The other
+// widths measured as before where A is packed (4096x16x256 1.47-1.50,
+// 1024x64x384 1.24-1.35) and within 0-14% of oneDNN where A's long rows are
+// now read in place (Note [GEMM direct A]: 512x16x2048 1.00-1.03, 512x32x2048
+// 1.01-1.10, 512x64x2048 1.08-1.14).
 
 #include <string>
 
