@@ -110,6 +110,24 @@ def test_im2col_leads_nchw_1x1_and_not_channels_last_or_padded_ones():
     assert explain(X1, W1, stride=2).chosen == "onednn:conv"   # strided 1x1
 
 
+def test_im2col_leads_nchw_3x3_at_batch_1_with_a_narrow_last_strip():
+    # 7 x 7 = 49 output points: the GEMM's last column strip of 1 goes to dot products (Note [GEMM narrow
+    # last strip]) where the AVX-512 kernel runs; 4 tiles of 4x4 are too few for Winograd.
+    avx512 = any(i.name == "builtin:avx512" and i.available for i in backends.list_implementations("matmul"))
+    x, w = rand(1, 512, 7, 7), rand(512, 512, 3, 3)
+    t = explain(x, w, padding=1)
+    if avx512:
+        assert t.chosen == "im2col:gemm" and "NCHW 3x3 stride 1 at batch 1 with 49 output points" in order_note(t)
+    else:
+        assert t.chosen == "onednn:conv" and "the list's" in order_note(t)
+    assert explain(nhwc(x), w, padding=1).chosen == "onednn:conv"                       # channels-last
+    assert explain(rand(2, 512, 7, 7), w, padding=1).chosen != "im2col:gemm"            # a batch: shared weight
+    assert explain(rand(1, 64, 7, 7), rand(64, 64, 3, 3), padding=1).chosen == "onednn:conv"  # small weight
+    assert explain(rand(1, 512, 8, 8), w, padding=1).chosen == "onednn:conv"            # 64 points: 48 + 16
+    assert explain(x.astype(ml_dtypes.bfloat16), w.astype(ml_dtypes.bfloat16), padding=1).chosen != "im2col:gemm"
+    np.testing.assert_allclose(F.conv2d(x, w, padding=1).numpy(), _reference(x, w, padding=1), rtol=1e-4, atol=2e-3)
+
+
 def test_im2col_leads_channels_last_1x1_with_a_long_reduction():
     t = explain(XL, WL)
     assert t.chosen == "im2col:gemm" and "channels-last 1x1 stride 1 with c_in 2048" in order_note(t)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/gemm.h"
 #include "ops/conv/params.h"
 #include "ops/conv/winograd_weight_cache.h"
 
@@ -45,6 +46,15 @@ bool winograd_leads(const int64_t* d) {
   return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && tiles(d) >= winograd_lead_tiles(d);
 }
 
+// Note [Conv default order]: an f32 NCHW 3x3 layer at batch 1 whose one
+// GEMM has a narrow last column strip (Note [GEMM narrow last strip]).
+bool im2col_narrow_leads(const int64_t* d) {
+  using kernels::cpu::GemmIsa;
+  static const bool avx512 = kernels::cpu::gemm_isa_supported(GemmIsa::avx512);
+  return avx512 && d[kBatch] == 1 && d[kCout] * d[kCin] * 9 >= kIm2colLeadNarrowMinWeight &&
+         kernels::cpu::gemm_narrow_last_strip(GemmIsa::avx512, DType::f32, d[kOh] * d[kOw]);
+}
+
 // Note [Conv default order]: the direct kernels' depthwise rules.
 bool direct_leads_depthwise(const int64_t* d, bool channels_last, bool f32) {
   if (channels_last) return f32 && d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
@@ -58,7 +68,10 @@ Lead default_lead(const dispatch::Problem& p) {
   const int64_t* d = p.dims;
   const bool channels_last = (p.layout & kChannelsLast) != 0;
   const bool f32 = p.dtype == DType::f32;
-  if (f32 && unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::list;
+  if (f32 && unit_dense(d) && is_3x3(d)) {
+    if (winograd_leads(d)) return Lead::winograd;
+    return !channels_last && im2col_narrow_leads(d) ? Lead::im2col : Lead::list;
+  }
   if (unit_dense(d) && is_1x1_unpadded(d)) {
     if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
       return Lead::im2col;
@@ -91,6 +104,10 @@ std::string default_order_note(const dispatch::Problem& p) {
              " channels: the per-call weight transform (cpu.conv_weight_cache is off or too small for it) is "
              "spread over enough tiles for 2.25 multiplies per output instead of 9 to win)";
     case Lead::im2col:
+      if (is_3x3(d))
+        return "default order: im2col:gemm first (NCHW 3x3 stride 1 at batch 1 with " + num(d[kOh] * d[kOw]) +
+               " output points, too few tiles for Winograd: one GEMM whose last column strip Backplane's kernel "
+               "computes as dot products, faster than oneDNN's convolution there)";
       if ((p.layout & kChannelsLast) == 0)
         return "default order: im2col:gemm first (NCHW 1x1 stride 1: one GEMM per image on the caller's memory, "
                "where oneDNN reorders into its blocked format and back)";

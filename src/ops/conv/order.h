@@ -43,6 +43,13 @@
 //     1.1-2x faster than oneDNN's 1x1 convolution there (ResNet-50's
 //     256 -> 1024 at 14 x 14 and MobileNet-V2's 960 -> 160 at 7 x 7, batch 1
 //     and 8, f32 and bf16);
+//   - im2col:gemm for f32 NCHW 3x3 stride-1 one-group layers at batch 1
+//     that Winograd does not lead, whose one GEMM (W[K, 9C] x cols[9C,
+//     OH*OW]) has a last column strip the AVX-512 kernel computes as dot
+//     products (Note [GEMM narrow last strip]: OH*OW = 49 at 7 x 7) and a
+//     weight of at least kIm2colLeadNarrowMinWeight elements: the GEMM ran
+//     1.36-1.45x oneDNN on ResNet-50's 512-channel 7 x 7 layer (one thread,
+//     1.2-1.4x on two); at 64 channels oneDNN stayed 1.7x ahead;
 //   - the direct kernels (widest ISA first) for depthwise layers (one
 //     output channel per group): every f32 NCHW one (rows under
 //     kPlanarMinWidth (params.h) wide are staged to channels-last by 8 x 8
@@ -89,6 +96,7 @@ inline constexpr int64_t kWinogradLeadChannels = 16;
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kIm2colLeadChannelsLastMaxPoints = 512;  // ... or with few output points
 inline constexpr int64_t kDirectLeadChannelsLastPoints = int64_t{1} << 16;  // channels-last depthwise, stride 1
+inline constexpr int64_t kIm2colLeadNarrowMinWeight = int64_t{1} << 20;  // NCHW 3x3, batch 1, narrow last strip
 
 // What the default order puts first for a problem (cheap: rank calls it
 // for every row of every selection).
