@@ -429,7 +429,7 @@ bool rows_outer(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int64_t kpad, 
 // load serving four FMAs. Interleaved, f32, tile / dot products ms:
 // 1024 x 196 x 256 (ResNet-50's NCHW 1x1 256 -> 1024 at 14 x 14) 0.549 /
 // 0.528 on one thread, 0.302 / 0.277 on two; 512 x 49 x 4608 (its 3x3 512
-// -> 512 at 7 x 7) 1.48 / 1.17; 256 x 97 x 1024 0.27 / 0.24 (A in place
+// -> 512 at 7 x 7) 1.49 / 1.17; 256 x 97 x 1024 0.28 / 0.25 (A in place
 // either way, Note [GEMM direct A]). The bf16 pairs' tile (14 x 32, one
 // vector dot product per row and pair of k) measured level either way
 // (1024 x 196 x 256: 0.271 / 0.279), so only fp32 (k_unit 1) takes this.
