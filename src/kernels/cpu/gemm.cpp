@@ -19,7 +19,6 @@
 #include <cstring>
 #include <functional>
 #include <type_traits>
-#include <vector>
 
 #include "backplane/error.h"
 #include "backplane/tensor.h"
@@ -435,6 +434,15 @@ bool rows_outer(const GemmKernel<Acc>& kr, const Problem<Acc>& p, int64_t kpad, 
 // (1024 x 196 x 256: 0.271 / 0.279), so only fp32 (k_unit 1) takes this.
 constexpr int64_t kNarrowLastCols = 4;
 
+// Whether kr has the tile for a narrow last strip: fp32 few-row products.
+template <class Acc>
+bool has_narrow_tile(const GemmKernel<Acc>& kr) {
+  return kr.few_rows != nullptr && kr.k_unit == 1;
+}
+
+// The columns of n left to the last strip of nr (1 to nr).
+int64_t last_strip_cols(int64_t n, int64_t nr) { return n - (n - 1) / nr * nr; }
+
 // The narrow last strip's columns [j0, j0 + cols) of B's k block pc, each
 // contiguous along k (kcur elements, src_bytes each), into dst.
 template <class Acc>
@@ -484,16 +492,18 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
   const std::size_t b_bytes =
       direct ? 0 : round_up(split_m ? nc * kc * eb : int64_t{nt} * strips_per_thread * nr * kc * eb, kAlign);
   const std::size_t a_bytes = direct_a || p.a_packed != nullptr ? 0 : round_up(static_cast<int64_t>(mc * kc * eb), kAlign);
-  char* ws = workspace(b_bytes + a_bytes * nt + kAlign);
+  // Note [GEMM narrow last strip]: A read in place by rows (not a shared
+  // A, packed for the batch: the product must read that); each thread
+  // copies its columns of B into a region of its own.
+  const bool narrow_last = has_narrow_tile(kr) && p.a_cs == 1 && p.a_packed == nullptr;
+  const std::size_t narrow_bytes = narrow_last ? round_up(kNarrowLastCols * kc * p.src_bytes, kAlign) : 0;
+  char* ws = workspace(b_bytes + (a_bytes + narrow_bytes) * nt + kAlign);
   ws = reinterpret_cast<char*>(round_up(reinterpret_cast<intptr_t>(ws), kAlign));
   char* const bpack = ws;
 
-  // Note [GEMM narrow last strip]: A read in place by rows (not a shared
-  // A, packed for the batch: the product must read that).
-  const bool narrow_last = kr.few_rows != nullptr && kr.k_unit == 1 && p.a_cs == 1 && p.a_packed == nullptr;
   auto body = [&](int tid) {
-    thread_local std::vector<char> narrow_cols;
     char* const apack = ws + b_bytes + a_bytes * tid;
+    char* const narrow_cols = ws + b_bytes + a_bytes * nt + narrow_bytes * tid;
     char* const own_b = split_m ? bpack : bpack + tid * strips_per_thread * nr * kc * eb;
     for (int64_t jc = 0; jc < p.n; jc += nc) {
       const int64_t ncur = std::min(nc, p.n - jc);
@@ -525,13 +535,9 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
           share(nstrips, nt, tid, &jr0, &jr1);
         }
         // Note [GEMM narrow last strip]: this thread's copy of its columns.
-        const int64_t last_j = (nstrips - 1) * nr, last_cols = ncur - last_j;
+        const int64_t last_cols = last_strip_cols(ncur, nr);
         const bool narrow = narrow_last && last_cols <= kNarrowLastCols && jr1 == nstrips && jr1 > jr0;
-        if (narrow) {
-          if (narrow_cols.size() < static_cast<size_t>(last_cols * kcur * p.src_bytes))
-            narrow_cols.resize(static_cast<size_t>(kNarrowLastCols * kc * p.src_bytes));
-          copy_columns_along_k(p, pc, kcur, jc + last_j, last_cols, narrow_cols.data());
-        }
+        if (narrow) copy_columns_along_k(p, pc, kcur, jc + ncur - last_cols, last_cols, narrow_cols);
         for (int64_t ib = ib0; ib < mb && jr1 > jr0; ib += ib_step) {
           const int64_t ic = ib * mc;
           const int64_t mcur = std::min(mc, p.m - ic);
@@ -559,7 +565,7 @@ void run_blocked(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
               for (int r = 0; r < mm; r += kGemmFewRowsMax) {
                 const int rows = std::min(kGemmFewRowsMax, mm - r);
                 kr.few_rows(rows, kcur, nn, p.a + ((ic + i + r) * p.a_rs + pc) * p.src_bytes, p.a_rs,
-                            narrow_cols.data(), kcur, cj + (i + r) * p.c_rs, p.c_rs, p.c_cs, p.alpha, beta);
+                            narrow_cols, kcur, cj + (i + r) * p.c_rs, p.c_rs, p.c_cs, p.alpha, beta);
               }
               if (last_k && p.out16 != nullptr)
                 round_tile(p, cj + i * p.c_rs, p.out16 + (ic + i) * p.out16_rs + jc + j, mm, nn);
@@ -971,7 +977,7 @@ bool gemm_f16(GemmIsa isa, MatView<const uint16_t> a, MatView<const uint16_t> b,
 bool gemm_narrow_last_strip(GemmIsa isa, DType src, int64_t n) {
   if (!gemm_isa_supported(isa) || n < 1) return false;
   const GemmKernel<float>* k = table_f32(isa, src);
-  return k != nullptr && k->few_rows != nullptr && k->k_unit == 1 && n - (n - 1) / k->nr * k->nr <= kNarrowLastCols;
+  return k != nullptr && has_narrow_tile(*k) && last_strip_cols(n, k->nr) <= kNarrowLastCols;
 }
 
 }  // namespace bp::kernels::cpu

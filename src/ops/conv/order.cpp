@@ -49,10 +49,8 @@ bool winograd_leads(const int64_t* d) {
 // Note [Conv default order]: an f32 NCHW 3x3 layer at batch 1 whose one
 // GEMM has a narrow last column strip (Note [GEMM narrow last strip]).
 bool im2col_narrow_leads(const int64_t* d) {
-  using kernels::cpu::GemmIsa;
-  static const bool avx512 = kernels::cpu::gemm_isa_supported(GemmIsa::avx512);
-  return avx512 && d[kBatch] == 1 && d[kCout] * d[kCin] * 9 >= kIm2colLeadNarrowMinWeight &&
-         kernels::cpu::gemm_narrow_last_strip(GemmIsa::avx512, DType::f32, d[kOh] * d[kOw]);
+  return d[kBatch] == 1 && d[kCout] * d[kCin] * d[kKh] * d[kKw] >= kIm2colLeadNarrowMinWeight &&
+         kernels::cpu::gemm_narrow_last_strip(kernels::cpu::GemmIsa::avx512, DType::f32, d[kOh] * d[kOw]);
 }
 
 // Note [Conv default order]: the direct kernels' depthwise rules.

@@ -59,9 +59,8 @@ bool narrow_shape(const dispatch::Problem& p) {
 // One product whose last strip the builtin kernel computes as dot products
 // (a batch may share one packed A, which that path does not read).
 bool builtin_narrow_last_strip(const dispatch::Problem& p) {
-  using kernels::cpu::GemmIsa;
-  static const bool avx512 = kernels::cpu::gemm_isa_supported(GemmIsa::avx512);
-  return avx512 && p.dims[kBatch] == 1 && kernels::cpu::gemm_narrow_last_strip(GemmIsa::avx512, DType::f32, p.dims[kN]);
+  return p.dims[kBatch] == 1 &&
+         kernels::cpu::gemm_narrow_last_strip(kernels::cpu::GemmIsa::avx512, DType::f32, p.dims[kN]);
 }
 
 }  // namespace
