@@ -215,17 +215,31 @@ def test_every_implementation_matches_the_oracle_or_says_why(impl, dtype):
         assert ran == len(CASES)  # these accept every valid problem they claim
 
 
-def test_winograd_over_several_tile_blocks():
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [
+    # (n, c, h, w, k): tiles' V and M past 4 MiB with a transformed weight under 16 MiB: blocks per
+    # thread (Note [Winograd thread blocks]), the last one ragged (255 tiles), channels not whole vectors
+    (1, 60, 65, 58, 70),
+    # a weight past 16 MiB: one block for all threads at a time, over two blocks (80 tiles and 1)
+    (1, 352, 36, 36, 352),
+])
+def test_winograd_over_several_tile_blocks(shape, threads):
     """Enough tiles (and wide enough channels) that the tiles go through in several blocks."""
     if "winograd:f4x3" not in IMPLS:
         pytest.skip("winograd:f4x3 not available")
+    n, c, h, wd, k = shape
     rng = np.random.default_rng(3)
-    x = layout(rand((1, 256, 50, 47), np.float32, rng), "channels_last", rng)
-    w = rand((256, 256, 3, 3), np.float32, rng) / 16
-    b = rand((256,), np.float32, rng)
-    with backends.implementations("conv", "winograd:f4x3"):
-        got = F.conv2d(x, w, b, padding=1).numpy()
-    assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], 256 * 9)
+    x = layout(rand((n, c, h, wd), np.float32, rng), "channels_last", rng)
+    w = rand((k, c, 3, 3), np.float32, rng) / 16
+    b = rand((k,), np.float32, rng)
+    saved = backplane.get_num_threads()
+    backplane.set_num_threads(threads)
+    try:
+        with backends.implementations("conv", "winograd:f4x3"):
+            got = F.conv2d(x, w, b, padding=1).numpy()
+    finally:
+        backplane.set_num_threads(saved)
+    assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], c * 9)
 
 
 @pytest.mark.parametrize("cached", [False, True])

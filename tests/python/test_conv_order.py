@@ -9,6 +9,7 @@ import pytest
 
 import backplane
 from backplane import _C, backends
+import conv_oracle
 from conftest import first_available, onednn_has_bf16, run_python
 
 F = backplane.nn.functional
@@ -158,9 +159,9 @@ def test_direct_leads_nchw_depthwise_and_many_channels_last_points():
     assert explain(wide, rand(128, 1, 3, 3), padding=1, groups=64).chosen == "onednn:conv"  # multiplier 2
 
 
-def test_bf16_takes_the_1x1_im2col_and_depthwise_plane_rules_only():
+def test_bf16_takes_the_1x1_im2col_and_depthwise_plane_rules():
     # Note [Conv default order]: oneDNN 2.6's bf16 1x1 lost to the GEMM, and its NCHW depthwise to the
-    # planes; Winograd, the staged depthwise rows and channels-last depthwise stay f32's.
+    # planes; the staged depthwise rows and channels-last depthwise stay f32's (Winograd: the next test).
     bf = ml_dtypes.bfloat16
     t = explain(X1.astype(bf), W1.astype(bf))
     assert t.chosen == "im2col:gemm" and "NCHW 1x1 stride 1" in order_note(t)
@@ -183,6 +184,35 @@ def test_bf16_takes_the_1x1_im2col_and_depthwise_plane_rules_only():
     want = np.einsum("nchw,kc->nkhw", X1.astype(bf).astype(np.float64), W1[:, :, 0, 0].astype(bf).astype(np.float64))
     got = F.conv2d(X1.astype(bf), W1.astype(bf)).numpy().astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
+def test_winograd_leads_bf16_within_its_channel_bounds_on_filled_tiles(layout):
+    # Note [Conv default order]: bf16 Winograd (fp32 GEMMs, a quarter of the multiplies) led oneDNN's bf16
+    # dot products at 96-192 channels with the 4x4 tiles filled; not at 64 or 256, nor on 14 x 14 images.
+    if "winograd:f4x3" not in [i.name for i in backends.list_implementations("conv") if i.available]:
+        pytest.skip("winograd:f4x3 not available")
+    bf = ml_dtypes.bfloat16
+    lay = nhwc if layout == "channels_last" else (lambda a: a)
+
+    def chosen(n, c, hw, k, dtype=bf):
+        t = explain(lay(rand(n, c, hw, hw)).astype(dtype), rand(k, c, 3, 3).astype(dtype), padding=1)
+        return t.chosen, order_note(t)
+
+    for n, c, hw, k in [(1, 96, 20, 96), (1, 128, 28, 128), (2, 192, 28, 160), (1, 96, 28, 192)]:
+        impl, note = chosen(n, c, hw, k)
+        assert impl == "winograd:f4x3", (n, c, hw, k, note)
+        assert f"bf16 3x3 stride 1 with {c} -> {k} channels, within 96..192" in note
+    for n, c, hw, k in [(1, 64, 28, 128), (1, 128, 28, 256), (1, 128, 28, 80), (8, 128, 14, 128), (1, 128, 30, 128)]:
+        impl, note = chosen(n, c, hw, k)
+        assert "the list's" in note, (n, c, hw, k, note)  # 64, 256 or 80 channels; 14 x 14 or 30 x 30: 77-88% filled
+    assert "the list's" in chosen(1, 128, 28, 128, np.float16)[1]
+    assert "64 output tiles" in order_note(explain(XW, WW, padding=1))  # f32 keeps its own rule
+    # the results are Winograd's, against float64
+    x, w = lay(rand(1, 96, 20, 20)).astype(bf), rand(96, 96, 3, 3).astype(bf)
+    want = conv_oracle.conv(x.astype(np.float64), w.astype(np.float64), padding=1)
+    got = F.conv2d(x, w, padding=1).numpy().astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=3e-2, atol=3e-2 * np.abs(want).max())
 
 
 def test_rules_apply_to_dense_f32_forward_problems_only():

@@ -17,7 +17,7 @@ enum Dim { kBatch, kGroups, kCin, kCout, kD, kH, kW, kKd, kKh, kKw, kOd, kOh, kO
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-// f32 (and, for the 1x1 rule, bf16) forward CPU 2-D problems on dense
+// f32 and bf16 forward CPU 2-D problems on dense
 // inputs with dilation 1: where every rule lives.
 bool candidate(const dispatch::Problem& p) {
   if (!p.device.is_cpu() || (p.dtype != DType::f32 && p.dtype != DType::bf16) || p.ndims != 16) return false;
@@ -46,6 +46,19 @@ bool winograd_leads(const int64_t* d) {
   return std::min(d[kCin], d[kCout]) >= kWinogradLeadChannels && tiles(d) >= winograd_lead_tiles(d);
 }
 
+// Outputs per 16 of the 4x4 tiles' points: the rest is computed and dropped
+// (OH or OW not a multiple of 4).
+bool tiles_filled(const int64_t* d) {
+  const int64_t covered = ((d[kOh] + 3) / 4 * 4) * ((d[kOw] + 3) / 4 * 4);
+  return d[kOh] * d[kOw] * 100 >= covered * kWinogradLeadBf16MinFillPercent;
+}
+
+// Note [Conv default order]: bf16's Winograd rule.
+bool winograd_leads_bf16(const int64_t* d) {
+  return std::min(d[kCin], d[kCout]) >= kWinogradLeadBf16MinChannels &&
+         std::max(d[kCin], d[kCout]) <= kWinogradLeadBf16MaxChannels && tiles_filled(d) && winograd_leads(d);
+}
+
 // Note [Conv default order]: an f32 NCHW 3x3 layer at batch 1 whose one
 // GEMM has a narrow last column strip (Note [GEMM narrow last strip]).
 bool im2col_narrow_leads(const int64_t* d) {
@@ -70,6 +83,7 @@ Lead default_lead(const dispatch::Problem& p) {
     if (winograd_leads(d)) return Lead::winograd;
     return !channels_last && im2col_narrow_leads(d) ? Lead::im2col : Lead::list;
   }
+  if (!f32 && unit_dense(d) && is_3x3(d)) return winograd_leads_bf16(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
     if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
       return Lead::im2col;
@@ -92,6 +106,12 @@ std::string default_order_note(const dispatch::Problem& p) {
   const int64_t* d = p.dims;
   switch (default_lead(p)) {
     case Lead::winograd:
+      if (p.dtype == DType::bf16)
+        return "default order: winograd:f4x3 first (bf16 3x3 stride 1 with " + num(d[kCin]) + " -> " +
+               num(d[kCout]) + " channels, within " + num(kWinogradLeadBf16MinChannels) + ".." +
+               num(kWinogradLeadBf16MaxChannels) + ", " + num(tiles(d)) +
+               " output tiles of 4x4 filled to >= " + num(kWinogradLeadBf16MinFillPercent) +
+               "%: its fp32 GEMMs do a quarter of the multiplies of oneDNN's bf16 dot products)";
       if (transform_kept(d))
         return "default order: winograd:f4x3 first (3x3 stride 1, " + num(tiles(d)) + " output tiles of 4x4 (>= " +
                num(kWinogradLeadTilesCached) + ") and >= " + num(kWinogradLeadChannels) +

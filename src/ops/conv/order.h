@@ -21,6 +21,20 @@
 //     Transformed on every call, it lost with 16 tiles (0.57-0.70x oneDNN at
 //     128-256 channels, 14 x 14) and 32 (0.76-0.82x at 512 channels, 7 x 7,
 //     batch 8) and won from 49 (kWinogradLeadTiles);
+//   - winograd:f4x3 for bf16 such layers too, where also every input and
+//     output channel count is within kWinogradLeadBf16MinChannels..
+//     kWinogradLeadBf16MaxChannels and the 4x4 tiles cover the output with
+//     little waste (kWinogradLeadBf16MinFillPercent: OH and OW multiples of
+//     4, or large). Winograd stages bf16 to fp32 and multiplies in fp32,
+//     half the rate of oneDNN's bf16 dot products, so its quarter of the
+//     multiplies leaves a smaller margin than in f32. Once its tiles went
+//     through per-thread blocks (Note [Winograd thread blocks]), it ran
+//     1.1-1.3x oneDNN at 96-192 channels on 20 x 20 to 56 x 56 images,
+//     batch 1 and 8, one and two threads; at 64 channels (a short GEMM
+//     reduction) 0.9-1.16x, at 256-512 (a larger transformed weight,
+//     7 x 7 and 14 x 14 images) 0.71-1.13x, and on 14 x 14 images (a
+//     quarter of each edge tile's outputs dropped) 0.93-1.02x: those stay
+//     oneDNN's;
 //   - im2col:gemm for NCHW 1x1 stride-1 unpadded one-group layers: one GEMM
 //     per image straight on the caller's memory (W[K, C] x X[C, H*W]), where
 //     oneDNN reorders NCHW into its blocked format and back; and for
@@ -32,7 +46,7 @@
 //     144 -> 24 layers, went when a calm run had oneDNN level at batch 1
 //     and 0.91x-1.25x the GEMM at batch 8, the GEMM at 0.80x and 0.84x of
 //     it on two of those rows.) The 1x1 rules are bf16's too (with
-//     the NCHW depthwise rule below, its only rules): oneDNN 2.6's bf16
+//     its Winograd rule above and the NCHW depthwise rule below): oneDNN 2.6's bf16
 //     1x1 ran at 0.35-0.66x the GEMM's speed on every NCHW ResNet-50 1x1
 //     layer and 0.21-0.67x on the channels-last 2048-channel ones (1 and 2
 //     threads, in turns with the GEMM, Note [Interleaved bench rounds]);
@@ -93,6 +107,9 @@ namespace bp::ops::conv {
 inline constexpr int64_t kWinogradLeadTiles = 48;          // output tiles of 4x4, batch included
 inline constexpr int64_t kWinogradLeadTilesCached = 8;     // ... when the weight's transform is cached
 inline constexpr int64_t kWinogradLeadChannels = 16;
+inline constexpr int64_t kWinogradLeadBf16MinChannels = 96;   // bf16: input and output channels within
+inline constexpr int64_t kWinogradLeadBf16MaxChannels = 192;  // ... these bounds
+inline constexpr int64_t kWinogradLeadBf16MinFillPercent = 90;  // ... and outputs per point of the tiles
 inline constexpr int64_t kIm2colLeadChannelsLastMinCin = 2048;  // channels-last 1x1
 inline constexpr int64_t kIm2colLeadChannelsLastMaxPoints = 512;  // ... or with few output points
 inline constexpr int64_t kDirectLeadChannelsLastPoints = int64_t{1} << 16;  // channels-last depthwise, stride 1
