@@ -9,8 +9,10 @@
 // output. Done as: transform the weight (U, 36 matrices C x K), transform
 // the input tiles (V, 36 matrices tiles x C), 36 GEMMs M = V U on
 // Backplane's GEMM kernels, transform M back into the output (plus bias).
-// Tiles are processed a block at a time so V and M stay in cache; the 36
-// GEMMs of a block are shared out to the threads. Every output is summed by
+// Tiles are processed a block at a time so V and M stay in cache: a block
+// per thread in its L2 where there are many tiles, else one block at a time
+// with its 36 GEMMs shared out to the threads (Note [Winograd thread
+// blocks] in conv_winograd_impl.h). Every output is summed by
 // one thread in a fixed order, so results do not depend on the thread count.
 // The transforms add rounding: errors are a few times those of a direct sum.
 

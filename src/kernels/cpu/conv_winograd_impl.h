@@ -237,6 +237,9 @@ struct Winograd {
 // columns of M while it is still in cache, move on. The transform does the
 // same arithmetic either way; with several tile blocks U stays whole (it is
 // reused by every block).
+inline constexpr int64_t kWholeWeightBytes = int64_t{4} << 20;
+inline constexpr int64_t kBlockWeightBytes = int64_t{8} << 20;
+
 // Note [Winograd thread blocks]
 // The tiles go through input transform, 36 GEMMs and output transform a
 // block at a time. With one block for all threads (as large as ~8 MiB of V
@@ -246,21 +249,22 @@ struct Winograd {
 // V and M exceed kThreadBlocksMinBytes, each thread now takes blocks of its
 // own of about kThreadBlockBytes (at least kThreadBlockMinTiles tiles, so
 // the GEMMs keep their register tiles busy) through all three steps in its
-// L2, with no barrier between them: 1.15-1.4x at 64-256 channels on 8 x 56
-// x 56, 8 x 28 x 28, 1 x 112 x 112 and 8 x 14 x 14 layers, one and two
-// threads. Every block reads all of U, which is cheap while U stays in L3
-// (kThreadBlocksMaxWeightBytes); below kThreadBlocksMinBytes the shared
-// block already fits the caches and was 5-10 % faster (1 x 28 x 28 at 128
-// channels, 1 x 56 x 56 at 64). Each element's matrix of V and M starts
-// kElementPad floats past a multiple of the block, so that the transforms'
-// 36 streams do not fall into one L1 set.
+// L2, with no barrier between them. On ResNet-50's batch-8 layers (one and
+// two threads, interleaved A/B) that was 1.15-1.5x at 64 and 128 channels
+// (f32 and bf16) and 1.15-1.36x at 256 in f32 (bf16 0.96-1.09, noise);
+// 1.13-1.5x at 64 channels on 112 x 112, batch 1. Every block reads all of
+// U, which is cheap while U stays in L3 (kThreadBlocksMaxWeightBytes);
+// below kThreadBlocksMinBytes the shared block already fits the caches and
+// was 5-10 % faster (1 x 28 x 28 at 128 channels, 1 x 56 x 56 at 64).
+// Each element's matrix of V and M starts kElementPad floats past the end
+// of the previous one, so that the transforms' 36 streams (one vector per
+// element and tile) do not all fall into one L1 set when a matrix is a
+// multiple of 4 KiB (alone it measured within the noise).
 inline constexpr int64_t kThreadBlockBytes = int64_t{512} << 10;
 inline constexpr int64_t kThreadBlockMinTiles = 16;
 inline constexpr int64_t kThreadBlocksMinBytes = int64_t{4} << 20;
 inline constexpr int64_t kThreadBlocksMaxWeightBytes = int64_t{16} << 20;
 inline constexpr int64_t kElementPad = 16;
-inline constexpr int64_t kWholeWeightBytes = int64_t{4} << 20;
-inline constexpr int64_t kBlockWeightBytes = int64_t{8} << 20;
 
 // Channels padded to whole vectors of Ops (Cp, Kp).
 template <class Ops>
@@ -293,8 +297,8 @@ inline void one_thread_per_gemm() {
 }
 
 // One block of tiles [t0, t0 + tb) from input to output on the calling
-// thread: V and M of the block (in v and m, each element's matrix `pad`
-// floats past the previous one's) stay in its cache.
+// thread: V and M of the block (in v and m, each element's matrix
+// kElementPad floats past the previous one's end) stay in its cache.
 template <class Ops>
 void winograd_block(GemmIsa gemm_isa, const Winograd<Ops>& wg, const float* u, int64_t t0, int64_t tb, float* v,
                     float* m) {

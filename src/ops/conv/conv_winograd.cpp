@@ -89,8 +89,8 @@ std::unique_ptr<dispatch::Implementation> make_winograd() {
   list.push_back({"finite", finite});  // last: it reads the data
   dispatch::Properties props;
   props.workspace =
-      "transformed weights (36 x C x K, kept in cpu.conv_weight_cache) and a block of transformed input and output "
-      "tiles (<= 8 MiB)";
+      "transformed weights (36 x C x K, kept in cpu.conv_weight_cache) and blocks of transformed input and output "
+      "tiles (~512 KiB per thread, or one block of <= 8 MiB shared by the threads)";
   return std::make_unique<dispatch::Impl<Params>>("winograd:f4x3", "cpu", props, std::move(list), run,
                                                   std::vector<flags::Id>{flags::Id::cpu_capability});
 }
