@@ -243,6 +243,32 @@ def test_winograd_over_several_tile_blocks(shape, threads):
 
 
 @pytest.mark.parametrize("cached", [False, True])
+@pytest.mark.parametrize("dtype,kind", [("float32", "nchw"), ("bfloat16", "nchw"), ("bfloat16", "channels_last")])
+def test_winograd_stages_a_batch_a_few_images_at_a_time(dtype, kind, cached):
+    """A staged batch past 4 MiB (6 images of 32 channels at 56 x 56) goes through in chunks of 5 and 1
+    images while the weight's transform is kept (Note [Staging by images]), whole when it is not."""
+    if "winograd:f4x3" not in IMPLS:
+        pytest.skip("winograd:f4x3 not available")
+    np_dtype, tol = DTYPES[dtype]
+    rng = np.random.default_rng(9)
+    x = layout(rand((6, 32, 56, 56), np_dtype, rng), kind, rng)
+    w = (rand((32, 32, 3, 3), np.float32, rng) / 8).astype(np_dtype)
+    b = rand((32,), np_dtype, rng)
+    cache = backends.cpu.conv_weight_cache
+    max_size = cache.max_size
+    cache.clear()
+    cache.max_size = 256 if cached else 0
+    try:
+        with backends.implementations("conv", "winograd:f4x3"):
+            got = F.conv2d(x, w, b, padding=1).numpy()
+    finally:
+        cache.max_size = max_size
+        cache.clear()
+    assert got.dtype == np_dtype
+    assert_close(got, conv(x, w, b, padding=1), tol * TOL_FACTOR["winograd:f4x3"], 32 * 9)
+
+
+@pytest.mark.parametrize("cached", [False, True])
 @pytest.mark.parametrize("channels", [(250, 243), (256, 256)])
 def test_winograd_weight_blocks(channels, cached):
     """Few tiles and a transformed weight larger than the caches: uncached, the output channels go a

@@ -7,8 +7,9 @@
 // The run picks its vector width and GEMM kernels from the hardware capped
 // by the CPU capability (ATEN_CPU_CAPABILITY): avx512, avx2 or generic; it
 // reads that flag (run_reads). Layouts and dtypes other than channels-last
-// fp32 are staged, as for the direct kernels. Deterministic: one thread
-// sums each output in a fixed order, independent of the thread count.
+// fp32 are staged, as for the direct kernels (a few images at a time while
+// the weight's transform is cached). Deterministic: one thread sums each
+// output in a fixed order, independent of the thread count.
 
 #include "backplane/backends/cpu.h"
 #include "backplane/dispatch_checks.h"
@@ -63,12 +64,16 @@ bool one_group(const Params& p, dispatch::Reasons& r) {
 void run(const Params& p) {
   const kernels::cpu::ConvShape shape = kernel_shape(p);
   const ConvIsa isa = pick_isa();
-  // The whole batch at once: an uncached weight transform is paid per call.
-  run_channels_last_f32(p, [&](const kernels::cpu::ConvShape& s, const float* x, const float* w, const float* bias,
-                               float* out) {
-    const auto cached = winograd_weight(p, isa, shape, w);  // Note [Winograd weight cache]
-    kernels::cpu::winograd_f4x3_f32(isa, s, x, w, bias, out, cached ? transformed(*cached) : nullptr);
-  });
+  // A staged batch goes a few images at a time (Note [Staging by images]) when the weight's transform is kept
+  // (each chunk then only compares the weight); the whole batch at once otherwise, since an uncached
+  // transform is paid per call.
+  run_channels_last_f32(
+      p,
+      [&](const kernels::cpu::ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
+        const auto cached = winograd_weight(p, isa, shape, w);  // Note [Winograd weight cache]
+        kernels::cpu::winograd_f4x3_f32(isa, s, x, w, bias, out, cached ? transformed(*cached) : nullptr);
+      },
+      winograd_weight_kept(p.c, p.k));
 }
 
 }  // namespace

@@ -149,7 +149,12 @@ kernels::cpu::ConvShape kernel_shape(const Params& p) {
 // kernel each streaming 14 MiB where one image's 1.8 fits in cache. With
 // image_chunks, a batch whose staged tensors pass kStagedChunkBytes is
 // staged, computed and stored back a few images at a time, each chunk
-// still shared across the team by the kernel.
+// still shared across the team by the kernel. winograd:f4x3 stages in
+// chunks too while the weight's transform is cached (Note [Winograd weight
+// cache]: a chunk then only compares the weight): ResNet-50's 64-channel
+// 56 x 56 layer at batch 8 ran 1.3-1.5x (bf16 channels-last), 1.45-1.85x
+// (bf16 NCHW) and 1.25-1.4x (f32 NCHW) faster in chunks of 2 images, the
+// 128-channel 28 x 28 one 1.07-1.25x (one and two threads, interleaved).
 constexpr int64_t kStagedChunkBytes = int64_t{4} << 20;
 
 void run_channels_last_f32(const Params& p, const ChannelsLastKernel& kernel, bool image_chunks) {
