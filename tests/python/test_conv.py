@@ -5,6 +5,7 @@ sizes, channels-last and strided inputs and each dtype it claims; the
 transposed forms also against the adjoint identity; NaN/Inf; semantics and
 PyTorch's errors."""
 
+import contextlib
 import itertools
 
 import ml_dtypes
@@ -242,6 +243,21 @@ def test_winograd_over_several_tile_blocks(shape, threads):
     assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], c * 9)
 
 
+@contextlib.contextmanager
+def winograd_only(cached):
+    """winograd:f4x3 forced, with cpu.conv_weight_cache emptied and on (cached) or off; restored after."""
+    cache = backends.cpu.conv_weight_cache
+    max_size = cache.max_size
+    cache.clear()
+    cache.max_size = 256 if cached else 0
+    try:
+        with backends.implementations("conv", "winograd:f4x3"):
+            yield
+    finally:
+        cache.max_size = max_size
+        cache.clear()
+
+
 @pytest.mark.parametrize("cached", [False, True])
 @pytest.mark.parametrize("dtype,kind", [("float32", "nchw"), ("bfloat16", "nchw"), ("bfloat16", "channels_last")])
 def test_winograd_stages_a_batch_a_few_images_at_a_time(dtype, kind, cached):
@@ -254,16 +270,8 @@ def test_winograd_stages_a_batch_a_few_images_at_a_time(dtype, kind, cached):
     x = layout(rand((6, 32, 56, 56), np_dtype, rng), kind, rng)
     w = (rand((32, 32, 3, 3), np.float32, rng) / 8).astype(np_dtype)
     b = rand((32,), np_dtype, rng)
-    cache = backends.cpu.conv_weight_cache
-    max_size = cache.max_size
-    cache.clear()
-    cache.max_size = 256 if cached else 0
-    try:
-        with backends.implementations("conv", "winograd:f4x3"):
-            got = F.conv2d(x, w, b, padding=1).numpy()
-    finally:
-        cache.max_size = max_size
-        cache.clear()
+    with winograd_only(cached):
+        got = F.conv2d(x, w, b, padding=1).numpy()
     assert got.dtype == np_dtype
     assert_close(got, conv(x, w, b, padding=1), tol * TOL_FACTOR["winograd:f4x3"], 32 * 9)
 
@@ -281,17 +289,9 @@ def test_winograd_weight_blocks(channels, cached):
     x = layout(rand((1, c, 12, 13), np.float32, rng), "channels_last", rng)  # 12 tiles
     w = rand((k, c, 3, 3), np.float32, rng) / 16
     b = rand((k,), np.float32, rng)
-    cache = backends.cpu.conv_weight_cache
-    max_size = cache.max_size
-    cache.clear()
-    cache.max_size = 256 if cached else 0
-    try:
-        with backends.implementations("conv", "winograd:f4x3"):
-            got = F.conv2d(x, w, b, padding=1).numpy()
-            assert cache.size == (1 if cached else 0)
-    finally:
-        cache.max_size = max_size
-        cache.clear()
+    with winograd_only(cached):
+        got = F.conv2d(x, w, b, padding=1).numpy()
+        assert backends.cpu.conv_weight_cache.size == (1 if cached else 0)
     assert_close(got, conv(x, w, b, padding=1), DTYPES["float32"][1] * TOL_FACTOR["winograd:f4x3"], c * 9)
 
 
