@@ -15,6 +15,7 @@
 #include <memory>
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -428,6 +429,17 @@ TEST(KernelsGemm, TwoThreads) {
     }
 }
 
+// check(isa, dt, threads) for every variant and dtype, on one and then two
+// threads (split m and split n).
+void on_one_and_two_threads(const std::function<void(GemmIsa, Dt, int)>& check) {
+  for (int threads : {1, 2})
+    for (GemmIsa isa : supported_isas())
+      for (Dt dt : dtypes_for(isa)) {
+        ThreadScope team(threads);
+        check(isa, dt, threads);
+      }
+}
+
 // Shallow blocks go row strip by row strip (Note [GEMM shallow blocks by
 // rows]): k up to 32, several A strips and more than 4 B strips, around
 // the bound (k = 32, 33) and with few rows or columns (the strip-by-strip
@@ -435,18 +447,15 @@ TEST(KernelsGemm, TwoThreads) {
 // with beta, one and two threads (split m and split n).
 TEST(KernelsGemm, ShallowBlocksByRows) {
   uint32_t seed = 1200;
-  for (int threads : {1, 2})
-    for (GemmIsa isa : supported_isas())
-      for (Dt dt : dtypes_for(isa)) {
-        ThreadScope team(threads);
-        for (int64_t k : {1, 2, 16, 31, 32, 33}) expect_ok(isa, dt, {97, 1000, k}, seed++);
-        expect_ok(isa, dt, {29, 4100, 16}, seed++);
-        expect_ok(isa, dt, {700, 530, 24}, seed++);
-        expect_ok(isa, dt, {15, 2000, 8}, seed++);
-        expect_ok(isa, dt, {200, 150, 8}, seed++);
-        expect_ok(isa, dt, {96, 600, 16, Layout::row, Layout::col, Layout::strided, 0.5, 0.5}, seed++);
-        expect_ok(isa, dt, {96, 600, 16, Layout::col, Layout::row_padded, Layout::row_padded, 1.0, 1.0}, seed++);
-      }
+  on_one_and_two_threads([&](GemmIsa isa, Dt dt, int) {
+    for (int64_t k : {1, 2, 16, 31, 32, 33}) expect_ok(isa, dt, {97, 1000, k}, seed++);
+    expect_ok(isa, dt, {29, 4100, 16}, seed++);
+    expect_ok(isa, dt, {700, 530, 24}, seed++);
+    expect_ok(isa, dt, {15, 2000, 8}, seed++);
+    expect_ok(isa, dt, {200, 150, 8}, seed++);
+    expect_ok(isa, dt, {96, 600, 16, Layout::row, Layout::col, Layout::strided, 0.5, 0.5}, seed++);
+    expect_ok(isa, dt, {96, 600, 16, Layout::col, Layout::row_padded, Layout::row_padded, 1.0, 1.0}, seed++);
+  });
 }
 
 // A row-major A read in place (Note [GEMM direct A]: n within 4 B strips)
@@ -454,12 +463,9 @@ TEST(KernelsGemm, ShallowBlocksByRows) {
 // f32: 8066 rows of 130), then packed: both sides, one and two threads.
 TEST(KernelsGemm, DirectAAroundItsSizeBound) {
   uint32_t seed = 980;
-  for (int threads : {1, 2})
-    for (GemmIsa isa : supported_isas())
-      for (Dt dt : dtypes_for(isa)) {
-        ThreadScope team(threads);
-        for (int64_t m : {8000, 8100}) expect_ok(isa, dt, {m * threads, 9, 130}, seed++);
-      }
+  on_one_and_two_threads([&](GemmIsa isa, Dt dt, int threads) {
+    for (int64_t m : {8000, 8100}) expect_ok(isa, dt, {m * threads, 9, 130}, seed++);
+  });
 }
 
 // A row-major A read in place past both bounds above when its rows are long
@@ -470,20 +476,17 @@ TEST(KernelsGemm, DirectAAroundItsSizeBound) {
 // alpha and beta.
 TEST(KernelsGemm, DirectAWithLongRows) {
   uint32_t seed = 990;
-  for (int threads : {1, 2})
-    for (GemmIsa isa : supported_isas())
-      for (Dt dt : dtypes_for(isa)) {
-        ThreadScope team(threads);
-        for (int64_t k : {511, 512, 1023, 1024}) {
-          expect_ok(isa, dt, {37, 49, k, Layout::row_padded}, seed++);
-          expect_ok(isa, dt, {13, 2, k, Layout::row_padded}, seed++);
-          expect_ok(isa, dt, {70, 193, k, Layout::row_padded, Layout::row, Layout::row, 0.5, 0.5}, seed++);
-        }
-        expect_ok(isa, dt, {1100 * threads, 9, 1025}, seed++);  // over 4 MiB of f32 A per thread
-        expect_ok(isa, dt, {40, 50, 2048}, seed++);  // rows 4 or 8 KiB apart: one L1 set (bf16 packs them)
-        expect_ok(isa, dt, {100, 130, 1025, Layout::row_padded, Layout::row_padded, Layout::row_padded, 1.0, 1.0},
-                  seed++);
-      }
+  on_one_and_two_threads([&](GemmIsa isa, Dt dt, int threads) {
+    for (int64_t k : {511, 512, 1023, 1024}) {
+      expect_ok(isa, dt, {37, 49, k, Layout::row_padded}, seed++);
+      expect_ok(isa, dt, {13, 2, k, Layout::row_padded}, seed++);
+      expect_ok(isa, dt, {70, 193, k, Layout::row_padded, Layout::row, Layout::row, 0.5, 0.5}, seed++);
+    }
+    expect_ok(isa, dt, {1100 * threads, 9, 1025}, seed++);  // over 4 MiB of f32 A per thread
+    expect_ok(isa, dt, {40, 50, 2048}, seed++);  // rows 4 or 8 KiB apart: one L1 set (bf16 packs them)
+    expect_ok(isa, dt, {100, 130, 1025, Layout::row_padded, Layout::row_padded, Layout::row_padded, 1.0, 1.0},
+              seed++);
+  });
 }
 
 // The last B strip's few columns as dot products (Note [GEMM narrow last
@@ -495,18 +498,15 @@ TEST(KernelsGemm, DirectAWithLongRows) {
 // register tile.
 TEST(KernelsGemm, NarrowLastStrip) {
   uint32_t seed = 1010;
-  for (int threads : {1, 2})
-    for (GemmIsa isa : supported_isas())
-      for (Dt dt : dtypes_for(isa)) {
-        ThreadScope team(threads);
-        for (int64_t n : {49, 52, 53, 100, 196})
-          for (int64_t k : {15, 17, 385}) expect_ok(isa, dt, {70, n, k}, seed++);
-        for (int64_t m : {1, 3, 9, 13}) expect_ok(isa, dt, {m, 98, 40}, seed++);
-        expect_ok(isa, dt, {600, 49, 1000, Layout::row_padded, Layout::row, Layout::row, 0.5, 0.5}, seed++);
-        expect_ok(isa, dt, {37, 196, 800, Layout::row, Layout::col, Layout::strided, 1.0, 1.0}, seed++);
-        expect_ok(isa, dt, {37, 148, 300, Layout::row_padded, Layout::strided, Layout::row_padded, 2.0, 0.0}, seed++);
-        expect_ok(isa, dt, {29, 49, 300, Layout::col, Layout::row, Layout::row, 1.0, 0.5}, seed++);
-      }
+  on_one_and_two_threads([&](GemmIsa isa, Dt dt, int) {
+    for (int64_t n : {49, 52, 53, 100, 196})
+      for (int64_t k : {15, 17, 385}) expect_ok(isa, dt, {70, n, k}, seed++);
+    for (int64_t m : {1, 3, 9, 13}) expect_ok(isa, dt, {m, 98, 40}, seed++);
+    expect_ok(isa, dt, {600, 49, 1000, Layout::row_padded, Layout::row, Layout::row, 0.5, 0.5}, seed++);
+    expect_ok(isa, dt, {37, 196, 800, Layout::row, Layout::col, Layout::strided, 1.0, 1.0}, seed++);
+    expect_ok(isa, dt, {37, 148, 300, Layout::row_padded, Layout::strided, Layout::row_padded, 2.0, 0.0}, seed++);
+    expect_ok(isa, dt, {29, 49, 300, Layout::col, Layout::row, Layout::row, 1.0, 0.5}, seed++);
+  });
 }
 
 // Split n with a shallower last k block (k = 770, 1000, 1024 under balanced

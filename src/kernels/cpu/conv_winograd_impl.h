@@ -320,9 +320,6 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
   const int64_t per_tile = 36 * (cp + kp) * static_cast<int64_t>(sizeof(float));
   const int64_t u_bytes = 36 * cp * kp * static_cast<int64_t>(sizeof(float));
   // Note [Winograd thread blocks]: a block per thread at a time, or ...
-  const int64_t tb_thread = std::max<int64_t>(kThreadBlockMinTiles, kThreadBlockBytes / per_tile);
-  int64_t thread_blocks = (tiles + tb_thread - 1) / tb_thread;
-  const int thread_team = threads::team_size(thread_blocks);
   const bool per_thread = u_bytes <= kThreadBlocksMaxWeightBytes && tiles * per_tile > kThreadBlocksMinBytes;
   // ... a block of tiles for all threads: V and M of a block take at most
   // ~8 MiB (L3), and at least 32 tiles, so the GEMMs have rows enough for
@@ -348,8 +345,12 @@ void winograd_f4x3(GemmIsa gemm_isa, const ConvShape& s, const float* x, const f
   const float* u = u_ready != nullptr ? u_ready : u_own;
   const Winograd<Ops> wg{s, x, bias, out, cp, kp, th, tw, tiles};
   if (per_thread) {
-    // Blocks shared out evenly: as many per thread, as many tiles per block.
-    thread_blocks = (thread_blocks + thread_team - 1) / thread_team * thread_team;
+    // Blocks of about kThreadBlockBytes shared out evenly: as many per
+    // thread, as many tiles per block.
+    const int64_t tb_thread = std::max<int64_t>(kThreadBlockMinTiles, kThreadBlockBytes / per_tile);
+    const int64_t blocks_by_size = (tiles + tb_thread - 1) / tb_thread;
+    const int thread_team = threads::team_size(blocks_by_size);
+    const int64_t thread_blocks = (blocks_by_size + thread_team - 1) / thread_team * thread_team;
     const int64_t tb = (tiles + thread_blocks - 1) / thread_blocks;
 #pragma omp parallel num_threads(thread_team) if (thread_team > 1)
     {

@@ -344,16 +344,22 @@ int rows_per_l1_set(int mr, int64_t stride) {
   return worst;
 }
 
+// What every in-place read of A needs: a kernel that reads A by rows, a
+// row-major A, and n within kDirectAMaxStrips B strips.
+template <class Acc>
+bool direct_a_possible(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
+  return kr.rows_a != nullptr && p.a_cs == 1 && ceil_div(p.n, kr.nr) <= kDirectAMaxStrips;
+}
+
 template <class Acc>
 bool long_a_rows_in_place(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
-  return kr.rows_a != nullptr && p.a_cs == 1 && p.k * p.src_bytes >= kDirectALongRowBytes &&
-         ceil_div(p.n, kr.nr) <= kDirectAMaxStrips && rows_per_l1_set(kr.mr, p.a_rs * p.src_bytes) <= kMaxRowsPerL1Set;
+  return direct_a_possible(kr, p) && p.k * p.src_bytes >= kDirectALongRowBytes &&
+         rows_per_l1_set(kr.mr, p.a_rs * p.src_bytes) <= kMaxRowsPerL1Set;
 }
 
 template <class Acc>
 bool use_direct_a(const GemmKernel<Acc>& kr, const Problem<Acc>& p) {
-  return kr.rows_a != nullptr && p.a_cs == 1 && p.a_rs * p.src_bytes <= kDirectNearRowBytes &&
-         ceil_div(p.n, kr.nr) <= kDirectAMaxStrips;
+  return direct_a_possible(kr, p) && p.a_rs * p.src_bytes <= kDirectNearRowBytes;
 }
 
 // Near rows whose share fits the bound above (Note [GEMM direct A]).
