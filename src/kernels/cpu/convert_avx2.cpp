@@ -1,4 +1,4 @@
-// The AVX2 + F16C bodies of the fp32 -> 16-bit roundings (convert.h).
+// The AVX2 + F16C bodies of the fp32 <-> 16-bit conversions (convert.h).
 
 #include <immintrin.h>
 
@@ -36,6 +36,22 @@ void round_f32_to_f16_avx2(const float* src, uint16_t* dst, int64_t n) {
     if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) round_f32_to_f16_generic(src + i, dst + i, 8);
   }
   round_f32_to_f16_generic(src + i, dst + i, n - i);
+}
+
+void widen_bf16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {  // a bf16 is the high half of its fp32
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+  }
+  widen_bf16_to_f32_generic(src + i, dst + i, n - i);
+}
+
+void widen_f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  widen_f16_to_f32_generic(src + i, dst + i, n - i);
 }
 
 }  // namespace bp::kernels::cpu

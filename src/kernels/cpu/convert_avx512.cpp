@@ -1,4 +1,4 @@
-// The AVX-512 bodies of the fp32 -> 16-bit roundings (convert.h).
+// The AVX-512 bodies of the fp32 <-> 16-bit conversions (convert.h).
 
 #include <immintrin.h>
 
@@ -27,6 +27,22 @@ void round_f32_to_bf16_avx512(const float* src, uint16_t* dst, int64_t n) {
 
 void round_f32_to_f16_avx512(const float* src, uint16_t* dst, int64_t n) {
   round_vectors<detail::RoundToF16>(src, dst, n, &round_f32_to_f16_generic);
+}
+
+void widen_bf16_to_f32_avx512(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {  // a bf16 is the high half of its fp32
+    const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    _mm512_storeu_ps(dst + i, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16)));
+  }
+  widen_bf16_to_f32_generic(src + i, dst + i, n - i);
+}
+
+void widen_f16_to_f32_avx512(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
+  widen_f16_to_f32_generic(src + i, dst + i, n - i);
 }
 
 }  // namespace bp::kernels::cpu

@@ -30,7 +30,7 @@ void run(const Params& p) {
   if (!planar) {
     // Image by image where staging a large batch would go through memory (Note [Staging by images]).
     run_channels_last_f32(
-        p,
+        p, Isa,
         [&](const kernels::cpu::ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
           kernels::cpu::direct_conv_f32(Isa, s, x, w, bias, out);
         },
@@ -41,7 +41,7 @@ void run(const Params& p) {
   // output share it and are dense (Note [16-bit depthwise planes]); else
   // both are staged as fp32 (Note [Conv staging]).
   const bool native = p.x.dtype() == p.out.dtype() && dense_ncdhw(p.x) && dense_ncdhw(p.out);
-  const Tensor x = native ? p.x : staged_input_5d(p.x, false);
+  const Tensor x = native ? p.x : staged_input_5d(p.x, false, Isa);
   const Tensor w = p.w.to(DType::f32).contiguous();
   const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
   const bool in_place = native || (p.out.dtype() == DType::f32 && dense_ncdhw(p.out));

@@ -68,7 +68,7 @@ void run(const Params& p) {
   // (each chunk then only compares the weight); the whole batch at once otherwise, since an uncached
   // transform is paid per call.
   run_channels_last_f32(
-      p,
+      p, isa,
       [&](const kernels::cpu::ConvShape& s, const float* x, const float* w, const float* bias, float* out) {
         const auto cached = winograd_weight(p, isa, shape, w);  // Note [Winograd weight cache]
         kernels::cpu::winograd_f4x3_f32(isa, s, x, w, bias, out, cached ? transformed(*cached) : nullptr);

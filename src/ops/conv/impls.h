@@ -46,7 +46,9 @@ kernels::cpu::ConvShape kernel_shape(const Params& p);
 // (Note [Staging by images] in params.cpp) a few of its images at a time.
 using ChannelsLastKernel = std::function<void(const kernels::cpu::ConvShape& shape, const float* x, const float* w,
                                               const float* bias, float* out)>;
-void run_channels_last_f32(const Params& p, const ChannelsLastKernel& kernel, bool image_chunks = false);
+// isa: the implementation's, which the staging copies use too (layout.h).
+void run_channels_last_f32(const Params& p, kernels::cpu::ConvIsa isa, const ChannelsLastKernel& kernel,
+                           bool image_chunks = false);
 
 // The op (after ops::ensure_ops()).
 dispatch::Op& conv_op();

@@ -3,42 +3,65 @@
 #include "ops/conv/layout.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "core/threads.h"
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/transpose.h"
 #include "ops/conv/params.h"
 
 namespace bp::ops::conv {
 namespace {
 
-inline uint16_t f32_to_bf16(float x) {  // round to nearest even; NaN stays NaN
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
+// f32/f64 elements (the 16-bit types go through the vectorised kernels).
 template <class T>
 float load(const T* p) {
-  if constexpr (std::is_same_v<T, float>) return *p;
-  else if constexpr (std::is_same_v<T, double>) return static_cast<float>(*p);
-  else if constexpr (std::is_same_v<T, BFloat16>) return bfloat16_bits_to_float(p->bits);
-  else return half_bits_to_float(p->bits);
+  return static_cast<float>(*p);
 }
 template <class T>
 void store(T* p, float v) {
-  if constexpr (std::is_same_v<T, float>) *p = v;
-  else if constexpr (std::is_same_v<T, double>) *p = v;
-  else if constexpr (std::is_same_v<T, BFloat16>) p->bits = f32_to_bf16(v);
-  else *p = half_from_float(v);
+  *p = static_cast<T>(v);
 }
+
+template <class T>
+constexpr bool is_16bit = std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>;
+template <class T>
+constexpr DType dtype_of = std::is_same_v<T, BFloat16> ? DType::bf16 : DType::f16;
+
+// One row of n elements to fp32 (widen_row) or from it (narrow_row): the
+// vectorised kernel resolved for the loop (Rows) for bf16/f16, element by
+// element for f64.
+kernels::cpu::GemmIsa gemm_isa_of(kernels::cpu::ConvIsa isa) {
+  using kernels::cpu::ConvIsa;
+  using kernels::cpu::GemmIsa;
+  return isa == ConvIsa::avx512 ? GemmIsa::avx512 : isa == ConvIsa::avx2 ? GemmIsa::avx2 : GemmIsa::generic;
+}
+
+template <class T>
+struct Rows {
+  kernels::cpu::WidenFn widen = nullptr;
+  kernels::cpu::RoundFn round = nullptr;
+  explicit Rows(kernels::cpu::GemmIsa isa) {
+    if constexpr (is_16bit<T>) {
+      widen = kernels::cpu::widen_variant(dtype_of<T>, isa);
+      round = kernels::cpu::round_variant(dtype_of<T>, isa);
+    }
+  }
+  void widen_row(const T* src, float* dst, int64_t n) const {
+    if constexpr (is_16bit<T>) widen(reinterpret_cast<const uint16_t*>(src), dst, n);
+    else for (int64_t i = 0; i < n; ++i) dst[i] = load(src + i);
+  }
+  void narrow_row(const float* src, T* dst, int64_t n) const {
+    if constexpr (is_16bit<T>) round(src, reinterpret_cast<uint16_t*>(dst), n);
+    else for (int64_t i = 0; i < n; ++i) store(dst + i, src[i]);
+  }
+};
 
 // fp32 to fp32: the transpose kernel, on slabs of kSlab points of every
 // channel (an image's c x kSlab block is one transpose).
 constexpr int64_t kSlab = 256;
-void transpose_images(const float* src, float* dst, int64_t n, int64_t c, int64_t points, bool to_cl) {
+void transpose_images(const float* src, float* dst, int64_t n, int64_t c, int64_t points, bool to_cl,
+                      kernels::cpu::GemmIsa /*no conversion*/) {
   const int64_t slabs = (points + kSlab - 1) / kSlab, items = n * slabs;
   const int team = threads::team_size(std::min<int64_t>(items, n * c * points / 65536 + 1));
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
@@ -61,7 +84,9 @@ void transpose_images(const float* src, float* dst, int64_t n, int64_t c, int64_
 // and its speed moved by a fifth with the code's alignment.
 constexpr int64_t kConvertSlab = 32;  // c x 32 fp32: 120 KiB at 960 channels, in L2
 template <class S, class D>
-void transpose_images(const S* src, D* dst, int64_t n, int64_t c, int64_t points, bool to_cl) {
+void transpose_images(const S* src, D* dst, int64_t n, int64_t c, int64_t points, bool to_cl,
+                      kernels::cpu::GemmIsa isa) {
+  const Rows<std::conditional_t<std::is_same_v<D, float>, S, D>> rows(isa);  // the side that is not fp32
   const int64_t slabs = (points + kConvertSlab - 1) / kConvertSlab, items = n * slabs;
   const int team = threads::team_size(std::min<int64_t>(items, n * c * points / 65536 + 1));
 #pragma omp parallel num_threads(team) if (team > 1)
@@ -75,27 +100,35 @@ void transpose_images(const S* src, D* dst, int64_t n, int64_t c, int64_t points
       D* out = dst + b * c * points;
       if constexpr (std::is_same_v<D, float>) {  // to channels-last: widen the planar rows, transpose into place
         if (to_cl) {
-          for (int64_t ch = 0; ch < c; ++ch)
-            for (int64_t s = 0; s < width; ++s) t[ch * width + s] = load(in + ch * points + s0 + s);
+          for (int64_t ch = 0; ch < c; ++ch) rows.widen_row(in + ch * points + s0, t + ch * width, width);
           kernels::cpu::transpose_f32(t, c, width, width, out + s0 * c, c);
         }
       }
       if constexpr (std::is_same_v<S, float>) {  // from channels-last: transpose into the block, narrow its rows
         if (!to_cl) {
           kernels::cpu::transpose_f32(in + s0 * c, width, c, c, t, width);
-          for (int64_t ch = 0; ch < c; ++ch)
-            for (int64_t s = 0; s < width; ++s) store(out + ch * points + s0 + s, t[ch * width + s]);
+          for (int64_t ch = 0; ch < c; ++ch) rows.narrow_row(t + ch * width, out + ch * points + s0, width);
         }
       }
     }
   }
 }
 
+// Dense runs of elements converted: bf16/f16 to and from fp32 by the
+// vectorised kernels (kernels/cpu/convert.h; the scalar rounding loop was a
+// tenth of a bf16 channels-last Winograd call at 8 x 64 x 56 x 56), f64
+// element by element.
 template <class S, class D>
-void convert_flat(const S* src, D* dst, int64_t count) {
-  const int team = threads::team_size(count / 65536 + 1);
+void convert_flat(const S* src, D* dst, int64_t count, kernels::cpu::GemmIsa isa) {
+  if constexpr (std::is_same_v<D, float> && is_16bit<S>) {
+    kernels::cpu::widen_to_f32(dtype_of<S>, isa, reinterpret_cast<const uint16_t*>(src), dst, count);
+  } else if constexpr (std::is_same_v<S, float> && is_16bit<D>) {
+    kernels::cpu::round_f32_to(dtype_of<D>, isa, src, reinterpret_cast<uint16_t*>(dst), count);
+  } else {
+    const int team = threads::team_size(count / 65536 + 1);
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-  for (int64_t i = 0; i < count; ++i) store(dst + i, load(src + i));
+    for (int64_t i = 0; i < count; ++i) store(dst + i, load(src + i));
+  }
 }
 
 // Calls fn(T{}) with T the C++ type of a float dtype.
@@ -114,30 +147,32 @@ int64_t points_of(const Tensor& t) { return t.size(2) * t.size(3) * t.size(4); }
 
 }  // namespace
 
-void to_channels_last_f32(const Tensor& t, Tensor& out) {
+void to_channels_last_f32(const Tensor& t, Tensor& out, kernels::cpu::ConvIsa conv_isa) {
+  const kernels::cpu::GemmIsa isa = gemm_isa_of(conv_isa);
   float* dst = out.data_ptr<float>();
   if (dense_ndhwc(t) || dense_ncdhw(t)) {
     const bool cl = dense_ndhwc(t);
     by_dtype(t.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* src = static_cast<const T*>(t.data());
-      if (cl) convert_flat(src, dst, t.numel());
-      else transpose_images(src, dst, t.size(0), t.size(1), points_of(t), true);
+      if (cl) convert_flat(src, dst, t.numel(), isa);
+      else transpose_images(src, dst, t.size(0), t.size(1), points_of(t), true, isa);
     });
     return;
   }
   out.copy_from(t);  // any other strides: the general walk
 }
 
-void store_channels_last_f32(const Tensor& src, const Tensor& dst) {
+void store_channels_last_f32(const Tensor& src, const Tensor& dst, kernels::cpu::ConvIsa conv_isa) {
+  const kernels::cpu::GemmIsa isa = gemm_isa_of(conv_isa);
   const float* in = src.data_ptr<float>();
   if (dense_ndhwc(dst) || dense_ncdhw(dst)) {
     const bool cl = dense_ndhwc(dst);
     by_dtype(dst.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T* out = static_cast<T*>(dst.data());
-      if (cl) convert_flat(in, out, dst.numel());
-      else transpose_images(in, out, dst.size(0), dst.size(1), points_of(dst), false);
+      if (cl) convert_flat(in, out, dst.numel(), isa);
+      else transpose_images(in, out, dst.size(0), dst.size(1), points_of(dst), false, isa);
     });
     return;
   }

@@ -6,13 +6,16 @@
 // costs more than a small convolution.
 
 #include "backplane/tensor.h"
+#include "kernels/cpu/conv_direct.h"
 
 namespace bp::ops::conv {
 
 // out (a dense channels-last fp32 tensor of t's shape) = t (5-D, any dtype
-// and strides).
-void to_channels_last_f32(const Tensor& t, Tensor& out);
+// and strides). bf16 / f16 are converted by the vector kernels of `isa`,
+// the ISA of the implementation staging (so the CPU-capability cap that
+// limits it limits its copies too); every ISA gives the same bits.
+void to_channels_last_f32(const Tensor& t, Tensor& out, kernels::cpu::ConvIsa isa);
 // dst (5-D, any dtype and strides) = src (dense channels-last fp32, same shape).
-void store_channels_last_f32(const Tensor& src, const Tensor& dst);
+void store_channels_last_f32(const Tensor& src, const Tensor& dst, kernels::cpu::ConvIsa isa);
 
 }  // namespace bp::ops::conv

@@ -72,10 +72,10 @@ Tensor staging_5d(Staged which, const Shape& shape, bool channels_last) {
   return Tensor::from_storage(std::move(storage), shape, strides_5d(shape, channels_last), 0, DType::f32);
 }
 
-Tensor staged_input_5d(const Tensor& t, bool channels_last) {
+Tensor staged_input_5d(const Tensor& t, bool channels_last, kernels::cpu::ConvIsa isa) {
   if (t.dtype() == DType::f32 && (channels_last ? dense_ndhwc(t) : dense_ncdhw(t))) return t;
   Tensor out = staging_5d(Staged::input, t.shape(), channels_last);
-  if (channels_last) to_channels_last_f32(t, out);
+  if (channels_last) to_channels_last_f32(t, out, isa);
   else out.copy_from(t);
   return out;
 }
@@ -157,7 +157,8 @@ kernels::cpu::ConvShape kernel_shape(const Params& p) {
 // 128-channel 28 x 28 one 1.07-1.25x (one and two threads, interleaved).
 constexpr int64_t kStagedChunkBytes = int64_t{4} << 20;
 
-void run_channels_last_f32(const Params& p, const ChannelsLastKernel& kernel, bool image_chunks) {
+void run_channels_last_f32(const Params& p, kernels::cpu::ConvIsa isa, const ChannelsLastKernel& kernel,
+                           bool image_chunks) {
   const Tensor w = p.w.to(DType::f32).contiguous();
   const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
   const float* wp = w.data_ptr<float>();
@@ -167,11 +168,11 @@ void run_channels_last_f32(const Params& p, const ChannelsLastKernel& kernel, bo
   kernels::cpu::ConvShape shape = kernel_shape(p);
   // One chunk of images [i0, i0 + count): x and out are the whole tensors or those images' views.
   auto chunk = [&](const Tensor& x_in, const Tensor& out_in, int64_t count) {
-    const Tensor x = staged_input_5d(x_in, true);  // Note [Conv staging]
+    const Tensor x = staged_input_5d(x_in, true, isa);  // Note [Conv staging]
     Tensor out = in_place ? out_in : staging_5d(Staged::output, out_in.shape(), true);
     shape.n = count;
     kernel(shape, x.data_ptr<float>(), wp, bp, out.data_ptr<float>());
-    if (!in_place) store_channels_last_f32(out, out_in);
+    if (!in_place) store_channels_last_f32(out, out_in, isa);
   };
   const int64_t image_bytes = 4 * (p.c * p.in[0] * p.in[1] * p.in[2] * (x_staged ? 1 : 0) +
                                    p.k * p.outs[0] * p.outs[1] * p.outs[2] * (in_place ? 0 : 1));

@@ -26,6 +26,7 @@
 
 #include "backplane/dispatch.h"
 #include "backplane/tensor.h"
+#include "kernels/cpu/conv_direct.h"
 
 namespace bp::ops::conv {
 
@@ -106,8 +107,9 @@ Tensor dense_5d(const Tensor& t, DType dtype, bool channels_last);
 enum class Staged { input, output };
 // An uninitialised fp32 5-D tensor of `shape`, laid out as empty_5d's.
 Tensor staging_5d(Staged which, const Shape& shape, bool channels_last);
-// dense_5d(t, f32, channels_last), a copy staged as the input.
-Tensor staged_input_5d(const Tensor& t, bool channels_last);
+// dense_5d(t, f32, channels_last), a copy staged as the input (converted
+// by the vector kernels of the staging implementation's isa: layout.h).
+Tensor staged_input_5d(const Tensor& t, bool channels_last, kernels::cpu::ConvIsa isa);
 
 // Whether every element of t is finite (no NaN, no infinity). Dense views
 // are scanned as flat arrays; other views are converted first.

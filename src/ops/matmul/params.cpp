@@ -6,7 +6,6 @@
 #include <complex>
 #include <cstring>
 
-#include "core/threads.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/scratch.h"
 #include "ops/matmul/impls.h"
@@ -52,26 +51,6 @@ void fill_bias(const Params& p, int64_t index, Acc* c, int64_t ldc) {
   });
 }
 
-// The fp32 staging area rounded into the 16-bit output, vectorised
-// (kernels/cpu/convert.h) and shared out to the caller's threads in
-// chunks: at n = 256 the old scalar loop took half of a bf16 matmul.
-// One chunk needs no parallel region: even with if(false), entering one
-// allocates and frees a team and wakes a futex (a third of a batch of 256
-// 1x1 bf16 products).
-void round_into(DType dtype, kernels::cpu::GemmIsa isa, const float* src, uint16_t* dst, int64_t count) {
-  constexpr int64_t kChunk = 1 << 14;
-  const auto round = [&](int64_t begin, int64_t n) {
-    if (dtype == DType::bf16)
-      kernels::cpu::round_f32_to_bf16(isa, src + begin, dst + begin, n);
-    else
-      kernels::cpu::round_f32_to_f16(isa, src + begin, dst + begin, n);
-  };
-  const int64_t chunks = (count + kChunk - 1) / kChunk;
-  const int team = chunks > 1 ? threads::team_size(chunks) : 1;
-  if (team == 1) return round(0, count);
-#pragma omp parallel for num_threads(team) schedule(static)
-  for (int64_t c = 0; c < chunks; ++c) round(c * kChunk, std::min(kChunk, count - c * kChunk));
-}
 
 // The fp32 staging area of f16/bf16 outputs: a kernel scratch slot of the
 // calling thread (Note [Kernel scratch]; a fresh 16 MiB area per 2048^2
@@ -100,7 +79,9 @@ void run_batches(const Params& p, const std::function<void(const Gemm2D&)>& gemm
     const int64_t oa = batch_offset(p.a, p.batch_shape, index), ob = batch_offset(p.b, p.batch_shape, index);
     gemm(Gemm2D{a0 + oa * in_size, a_rs, a_cs, b0 + ob * in_size, b_rs, b_cs, c, p.n, p.alpha, bias ? 1.0 : 0.0,
                 out16, &rounded});
-    if (widen && !rounded) round_into(p.dtype, isa, workspace, out16, p.m * p.n);
+    // The fp32 staging area rounded into the 16-bit output, vectorised and shared out (convert.h): at n = 256
+    // a scalar loop took half of a bf16 matmul.
+    if (widen && !rounded) kernels::cpu::round_f32_to(p.dtype, isa, workspace, out16, p.m * p.n);
   }
 }
 
