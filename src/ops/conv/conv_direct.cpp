@@ -15,6 +15,7 @@
 #include "backplane/dispatch_checks.h"
 #include "ops/conv/checks.h"
 #include "ops/conv/impls.h"
+#include "ops/conv/layout.h"
 #include "ops/conv/params.h"
 
 namespace bp::ops::conv {
@@ -42,8 +43,8 @@ void run(const Params& p) {
   // both are staged as fp32 (Note [Conv staging]).
   const bool native = p.x.dtype() == p.out.dtype() && dense_ncdhw(p.x) && dense_ncdhw(p.out);
   const Tensor x = native ? p.x : staged_input_5d(p.x, false, Isa);
-  const Tensor w = p.w.to(DType::f32).contiguous();
-  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
+  const Tensor w = contiguous_f32(p.w, Isa);
+  const Tensor bias = p.has_bias() ? contiguous_f32(p.bias, Isa) : Tensor();
   const bool in_place = native || (p.out.dtype() == DType::f32 && dense_ncdhw(p.out));
   Tensor out = in_place ? p.out : staging_5d(Staged::output, p.out.shape(), false);
   kernels::cpu::direct_depthwise_nchw(Isa, shape, x.dtype(), x.data(), w.data_ptr<float>(),

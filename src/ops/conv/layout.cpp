@@ -163,6 +163,15 @@ void to_channels_last_f32(const Tensor& t, Tensor& out, kernels::cpu::ConvIsa co
   out.copy_from(t);  // any other strides: the general walk
 }
 
+Tensor contiguous_f32(const Tensor& t, kernels::cpu::ConvIsa isa) {
+  if (!(t.dtype() == DType::bf16 || t.dtype() == DType::f16) || !t.is_contiguous())
+    return t.to(DType::f32).contiguous();
+  Tensor out = Tensor::empty(t.shape(), DType::f32);
+  kernels::cpu::widen_to_f32(t.dtype(), gemm_isa_of(isa), static_cast<const uint16_t*>(t.data()),
+                             out.data_ptr<float>(), t.numel());
+  return out;
+}
+
 void store_channels_last_f32(const Tensor& src, const Tensor& dst, kernels::cpu::ConvIsa conv_isa) {
   const kernels::cpu::GemmIsa isa = gemm_isa_of(conv_isa);
   const float* in = src.data_ptr<float>();

@@ -15,6 +15,12 @@ namespace bp::ops::conv {
 // the ISA of the implementation staging (so the CPU-capability cap that
 // limits it limits its copies too); every ISA gives the same bits.
 void to_channels_last_f32(const Tensor& t, Tensor& out, kernels::cpu::ConvIsa isa);
+// t as a contiguous fp32 tensor (t itself when it is one): a weight or a
+// bias for the fp32 kernels. A contiguous bf16 / f16 one is widened by the
+// vector kernels of `isa` (Tensor::to went element by element, and for f16
+// through a function call each: a 512 x 512 x 3 x 3 weight took longer than
+// the convolution it fed).
+Tensor contiguous_f32(const Tensor& t, kernels::cpu::ConvIsa isa);
 // dst (5-D, any dtype and strides) = src (dense channels-last fp32, same shape).
 void store_channels_last_f32(const Tensor& src, const Tensor& dst, kernels::cpu::ConvIsa isa);
 

@@ -17,10 +17,11 @@ enum Dim { kBatch, kGroups, kCin, kCout, kD, kH, kW, kKd, kKh, kKw, kOd, kOh, kO
 
 std::string num(int64_t v) { return std::to_string(v); }
 
-// f32 and bf16 forward CPU 2-D problems on dense
+// f32, bf16 and f16 forward CPU 2-D problems on dense
 // inputs with dilation 1: where every rule lives.
 bool candidate(const dispatch::Problem& p) {
-  if (!p.device.is_cpu() || (p.dtype != DType::f32 && p.dtype != DType::bf16) || p.ndims != 16) return false;
+  const bool dtype = p.dtype == DType::f32 || p.dtype == DType::bf16 || p.dtype == DType::f16;
+  if (!p.device.is_cpu() || !dtype || p.ndims != 16) return false;
   if (p.layout & (kTransposed | kStridedInput)) return false;
   const int64_t* d = p.dims;
   return d[kDilation] == 1 && d[kD] == 1 && d[kKd] == 1;
@@ -79,16 +80,18 @@ Lead default_lead(const dispatch::Problem& p) {
   const int64_t* d = p.dims;
   const bool channels_last = (p.layout & kChannelsLast) != 0;
   const bool f32 = p.dtype == DType::f32;
+  // f16, which oneDNN declines on CPUs without AVX512-FP16: the GEMM where Winograd does not lead.
+  if (p.dtype == DType::f16 && unit_dense(d) && is_3x3(d)) return winograd_leads(d) ? Lead::winograd : Lead::im2col;
   if (f32 && unit_dense(d) && is_3x3(d)) {
     if (winograd_leads(d)) return Lead::winograd;
     return !channels_last && im2col_narrow_leads(d) ? Lead::im2col : Lead::list;
   }
-  if (!f32 && unit_dense(d) && is_3x3(d)) return winograd_leads_bf16(d) ? Lead::winograd : Lead::list;
+  if (p.dtype == DType::bf16 && unit_dense(d) && is_3x3(d)) return winograd_leads_bf16(d) ? Lead::winograd : Lead::list;
   if (unit_dense(d) && is_1x1_unpadded(d)) {
     if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
       return Lead::im2col;
   }
-  if (is_depthwise(d) && direct_leads_depthwise(d, channels_last, f32)) return Lead::direct;
+  if (p.dtype != DType::f16 && is_depthwise(d) && direct_leads_depthwise(d, channels_last, f32)) return Lead::direct;
   return Lead::list;
 }
 
@@ -104,6 +107,12 @@ const char* lead_name(Lead lead) {
 
 std::string default_order_note(const dispatch::Problem& p) {
   const int64_t* d = p.dims;
+  if (p.dtype == DType::f16 && default_lead(p) == Lead::im2col)
+    return "default order: im2col:gemm first (f16 " +
+           (is_3x3(d) ? "3x3 stride 1 with " + num(tiles(d)) + " output tiles of 4x4, too few for Winograd"
+                      : std::string("1x1 stride 1, ") + ((p.layout & kChannelsLast) ? "channels-last" : "NCHW")) +
+           ": one GEMM on matmul's f16 path, faster there than the direct kernels; oneDNN has no f16 convolution "
+           "on CPUs without AVX512-FP16)";
   switch (default_lead(p)) {
     case Lead::winograd:
       if (p.dtype == DType::bf16)
@@ -156,7 +165,7 @@ std::string default_order_note(const dispatch::Problem& p) {
     case Lead::list: break;
   }
   return "default order: the list's (onednn:conv first); no rule of Note [Conv default order] applies (the rules "
-         "move winograd:f4x3, im2col:gemm or the direct kernels first for f32 and bf16 layers where they were "
+         "move winograd:f4x3, im2col:gemm or the direct kernels first for f32, bf16 and f16 layers where they were "
          "measured faster)";
 }
 

@@ -80,13 +80,24 @@
 //     but 96 channels at 112 x 112 stride 2, batch 1 (0.92x); of bf16's
 //     narrow rows, staged, the strided ones ran 1.0-1.4x oneDNN (144
 //     channels at 56 x 56 and 576 at 14 x 14, stride 2, batch 1 and 8,
-//     once staged by images), the others 0.75-0.88x and stay oneDNN's.
+//     once staged by images), the others 0.75-0.88x and stay oneDNN's;
 //     Channels-last stride-1 f32 ones with at least
 //     kDirectLeadChannelsLastPoints output points (batch x OH x OW).
 //     Elsewhere oneDNN was faster, measured as `backplane bench` times a
 //     layer (the same call repeated, its data warm): timed interleaved with
 //     other layers, cold, the direct kernels won at batch 1, and a rule
-//     built on that cost oneDNN's warm lead (0.53-0.8x).
+//     built on that cost oneDNN's warm lead (0.53-0.8x);
+//   - for f16, which oneDNN 2.6 declines on CPUs without AVX512-FP16 (so
+//     its list order starts at winograd:f4x3, then the direct kernels, both
+//     staging to fp32): winograd:f4x3 where the f32 Winograd rule holds,
+//     else im2col:gemm (matmul's f16 GEMM) for 3x3 stride-1 one-group
+//     layers, where the direct kernel ran 0.71x the GEMM (ResNet-50's
+//     512-channel 7 x 7 layer at batch 1, 4 tiles, both layouts); and the
+//     1x1 rules above, as f32's: on ResNet-50's NCHW 1x1 layers the direct
+//     kernel ran 0.62-0.86x the GEMM on 8 of 10 rows (batch 1 and 8, one
+//     thread), on the channels-last ones the rules' rows 0.76-0.90x, the
+//     others 0.86-1.39x (64 -> 64 and 512 -> 128 stay direct). The stem
+//     and the strided 3x3 layers stay the direct kernels' (1.4-6x the GEMM).
 // Everything else keeps the list's order. The rank only reorders: each
 // implementation still passes its checks, so knobs that reject one
 // (mkldnn.enabled, mkldnn.deterministic, use_deterministic_algorithms, the

@@ -159,8 +159,8 @@ constexpr int64_t kStagedChunkBytes = int64_t{4} << 20;
 
 void run_channels_last_f32(const Params& p, kernels::cpu::ConvIsa isa, const ChannelsLastKernel& kernel,
                            bool image_chunks) {
-  const Tensor w = p.w.to(DType::f32).contiguous();
-  const Tensor bias = p.has_bias() ? p.bias.to(DType::f32).contiguous() : Tensor();
+  const Tensor w = contiguous_f32(p.w, isa);
+  const Tensor bias = p.has_bias() ? contiguous_f32(p.bias, isa) : Tensor();
   const float* wp = w.data_ptr<float>();
   const float* bp = bias.defined() ? bias.data_ptr<float>() : nullptr;
   const bool in_place = p.out.dtype() == DType::f32 && dense_ndhwc(p.out);
