@@ -35,6 +35,7 @@
 #include "backplane/tensor.h"
 #include "core/threads.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/scratch.h"
 
 namespace bp::kernels::cpu::detail {
@@ -169,17 +170,13 @@ void depthwise(const ConvShape& s, const float* x, const float* w, const float* 
 template <DType D>
 struct PlaneElem {
   using T = std::conditional_t<D == DType::f32, float, uint16_t>;
-  static float widen(T v) {
-    if constexpr (D == DType::bf16) return bfloat16_bits_to_float(v);
-    else if constexpr (D == DType::f16) return half_bits_to_float(v);
-    else return v;
-  }
-  static T narrow(float v) {
-    if constexpr (D == DType::bf16) return bfloat16_bits_from_float(v);
-    else if constexpr (D == DType::f16) return half_from_float(v).bits;
-    else return v;
-  }
 };
+
+// The variant of the 16-bit conversions (convert.h) for the ISA of Ops.
+template <class Ops>
+constexpr GemmIsa convert_isa() {
+  return Ops::L == 16 ? GemmIsa::avx512 : Ops::L == 8 ? GemmIsa::avx2 : GemmIsa::generic;
+}
 
 // Depthwise on NCDHW planes (one input and one output channel per group):
 // each output row is a sum of input rows times scalar weights, with
@@ -201,12 +198,14 @@ struct PlaneElem {
 // still go faster staged to channels-last: 1.3-4x at 7-28 wide.)
 //
 // Note [16-bit depthwise planes]
-// bf16 and f16 planes are widened as their rows are copied into that
-// buffer (which every row goes through anyway), and a plane's outputs are
-// summed into a per-thread fp32 plane and rounded into place once it is
-// done, so nothing beyond a plane is staged: staging whole tensors as fp32
-// (38 MiB in, 10 out at 8 x 96 x 112 x 112, stride 2) left the bf16 kernel
-// no faster than im2col there.
+// bf16 and f16 planes are widened row by row as the rows are copied into
+// that buffer (which every row goes through anyway), and a plane's outputs
+// are summed into a per-thread fp32 plane and rounded into place once it
+// is done, so nothing beyond a plane is staged: staging whole tensors as
+// fp32 (38 MiB in, 10 out at 8 x 96 x 112 x 112, stride 2) left the bf16
+// kernel no faster than im2col there. Both conversions are convert.h's
+// vector kernels: element by element, f16 went through a function call
+// each way and ran 0.2-0.45x im2col on MobileNet-V2's NCHW layers.
 template <class Ops, DType D = DType::f32>
 void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, const float* w, const float* bias,
                       typename PlaneElem<D>::T* out) {
@@ -229,8 +228,12 @@ void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, con
     std::vector<float> rows(static_cast<std::size_t>(s.in[0] * IH * S * phase_len));
     // The input rows an output row reads, and their weight rows.
     std::vector<const float*> rowp(static_cast<std::size_t>(s.kernel[0] * KH)), wrow(rowp.size());
-    // 16-bit outputs: the plane in fp32 until it is rounded into place.
+    // 16-bit planes: the plane's outputs in fp32 until they are rounded into place, and the input row
+    // being copied, widened.
     std::vector<float> plane_out(kWide ? 0 : static_cast<std::size_t>(out_plane));
+    std::vector<float> wide_row(kWide ? 0 : static_cast<std::size_t>(IW));
+    const WidenFn widen = kWide ? nullptr : widen_variant(D, convert_isa<Ops>());
+    const RoundFn narrow = kWide ? nullptr : round_variant(D, convert_isa<Ops>());
     // Where tap tw of output 0 lies in a row's phase copies: phase q % S, slot q / S (q = tw·DW).
     std::vector<int64_t> tap_off(static_cast<std::size_t>(KW));
     for (int64_t tw = 0; tw < KW; ++tw) tap_off[tw] = (tw * DW % S) * phase_len + tw * DW / S;
@@ -245,15 +248,17 @@ void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, con
       const float* wc = w + c * kvol;
       for (int64_t r = 0; r < s.in[0] * IH; ++r) {
         float* dst = rows.data() + r * S * phase_len;
-        const typename E::T* src = xp + r * IW;
+        const float* src;
+        if constexpr (kWide) {
+          src = xp + r * IW;
+        } else {
+          widen(xp + r * IW, wide_row.data(), IW);
+          src = wide_row.data();
+        }
         if (S == 1) {  // one phase: the row behind P zeros
           const int64_t n = std::max<int64_t>(0, std::min(IW, phase_len - P));
           std::fill_n(dst, std::min(P, phase_len), 0.0f);
-          if constexpr (kWide) {
-            if (n > 0) std::memcpy(dst + P, src, sizeof(float) * static_cast<std::size_t>(n));
-          } else {
-            for (int64_t i = 0; i < n; ++i) dst[P + i] = E::widen(src[i]);
-          }
+          if (n > 0) std::memcpy(dst + P, src, sizeof(float) * static_cast<std::size_t>(n));
           std::fill(dst + std::min(phase_len, P + n), dst + phase_len, 0.0f);
           continue;
         }
@@ -265,8 +270,8 @@ void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, con
           const int64_t first = ph >= P ? 0 : (P - ph + S - 1) / S;  // the first slot with iw >= 0
           const int64_t last = std::min(phase_len, (IW - 1 + P - ph) / S + 1);  // past the last with iw < IW
           float* d = dst + ph * phase_len;
-          const typename E::T* in = src + (S * first + ph - P);
-          for (int64_t slot = first; slot < last; ++slot) d[slot] = E::widen(in[S * (slot - first)]);
+          const float* in = src + (S * first + ph - P);
+          for (int64_t slot = first; slot < last; ++slot) d[slot] = in[S * (slot - first)];
         }
       }
       const R b0 = Ops::set1(bias ? bias[c] : 0.0f);
@@ -315,10 +320,7 @@ void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, con
             default: break;
           }
         }
-      if constexpr (!kWide) {
-        typename E::T* o = out + plane * out_plane;
-        for (int64_t i = 0; i < out_plane; ++i) o[i] = E::narrow(op[i]);
-      }
+      if constexpr (!kWide) narrow(op, out + plane * out_plane, out_plane);
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/convert_blocks.h"
 
 namespace bp::kernels::cpu {
 
@@ -22,36 +23,31 @@ static inline __m128i bf16x8(__m256 x) {
 }
 
 void round_f32_to_bf16_avx2(const float* src, uint16_t* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), bf16x8(_mm256_loadu_ps(src + i)));
-  round_f32_to_bf16_generic(src + i, dst + i, n - i);
+  detail::convert_by_blocks<8>(src, dst, n, [](const float* s, uint16_t* d) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d), bf16x8(_mm256_loadu_ps(s)));
+  });
 }
 
 void round_f32_to_f16_avx2(const float* src, uint16_t* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 x = _mm256_loadu_ps(src + i);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  detail::convert_by_blocks<8>(src, dst, n, [](const float* s, uint16_t* d) {
+    const __m256 x = _mm256_loadu_ps(s);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
     // vcvtps2ph keeps a NaN's payload; the canonical NaN is written instead (rare: a scalar pass).
-    if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) round_f32_to_f16_generic(src + i, dst + i, 8);
-  }
-  round_f32_to_f16_generic(src + i, dst + i, n - i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q))) round_f32_to_f16_generic(s, d, 8);
+  });
 }
 
 void widen_bf16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {  // a bf16 is the high half of its fp32
-    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
-    _mm256_storeu_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
-  }
-  widen_bf16_to_f32_generic(src + i, dst + i, n - i);
+  detail::convert_by_blocks<8>(src, dst, n, [](const uint16_t* s, float* d) {  // a bf16 is the high half of its fp32
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+    _mm256_storeu_ps(d, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+  });
 }
 
 void widen_f16_to_f32_avx2(const uint16_t* src, float* dst, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
-  widen_f16_to_f32_generic(src + i, dst + i, n - i);
+  detail::convert_by_blocks<8>(src, dst, n, [](const uint16_t* s, float* d) {
+    _mm256_storeu_ps(d, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s))));
+  });
 }
 
 }  // namespace bp::kernels::cpu
