@@ -50,7 +50,33 @@ struct BFloat16 {
 // overflow infinity.
 uint16_t half_bits_from_double(double x);
 uint16_t bfloat16_bits_from_double(double x);
-float half_bits_to_float(uint16_t bits);
+// IEEE binary16 -> binary32, exact (subnormals and infinities; a NaN keeps
+// its sign and payload), on the bits and inline: every f16 -> f32 copy of a
+// tensor and the GEMM's f16 packing go through here (out of line, through
+// ldexp, it was a function call and a scalbnf per element).
+inline float half_bits_to_float(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exp = (bits >> 10) & 0x1fu;
+  uint32_t mant = bits & 0x3ffu;
+  uint32_t u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    u = sign | ((exp + 112u) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    u = sign;
+  } else {  // a subnormal: normalise it
+    uint32_t e = 113;
+    while ((mant & 0x400u) == 0) {
+      mant <<= 1;
+      --e;
+    }
+    u = sign | (e << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
 // bf16 is the top half of an f32, so widening is a shift.
 // (memcpy rather than std::bit_cast: CUDA sources include this header as C++17.)
 inline float bfloat16_bits_to_float(uint16_t bits) {

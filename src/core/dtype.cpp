@@ -80,25 +80,6 @@ uint16_t narrow_bits_from_double(double x) {
   return static_cast<uint16_t>(sign | (bits >= kInfBits ? kInfBits : bits));
 }
 
-template <int EXP_BITS, int MANT_BITS>
-float narrow_bits_to_float(uint16_t bits) {
-  constexpr int kBias = (1 << (EXP_BITS - 1)) - 1;
-  constexpr unsigned kExpMax = (1u << EXP_BITS) - 1;
-  const bool negative = (bits >> 15) & 1;
-  const unsigned exp_field = (bits >> MANT_BITS) & kExpMax;
-  const unsigned mant = bits & ((1u << MANT_BITS) - 1);
-  float value;
-  if (exp_field == kExpMax) {
-    value = mant == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
-  } else if (exp_field == 0) {
-    value = std::ldexp(static_cast<float>(mant), 1 - kBias - MANT_BITS);
-  } else {
-    value = std::ldexp(static_cast<float>(mant | (1u << MANT_BITS)),
-                       static_cast<int>(exp_field) - kBias - MANT_BITS);
-  }
-  return negative ? -value : value;
-}
-
 }  // namespace
 
 const char* dtype_name(DType t) { return info(t).name; }
@@ -135,6 +116,5 @@ DType parse_dtype(std::string_view text) {
 
 uint16_t half_bits_from_double(double x) { return narrow_bits_from_double<5, 10>(x); }
 uint16_t bfloat16_bits_from_double(double x) { return narrow_bits_from_double<8, 7>(x); }
-float half_bits_to_float(uint16_t bits) { return narrow_bits_to_float<5, 10>(bits); }
 
 }  // namespace bp

@@ -39,22 +39,6 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
 }
 
-// IEEE binary16 -> binary32, exact (subnormals, inf and NaN included).
-inline float f16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return bits_to_float(sign | 0x7f800000u | (mant << 13));
-  if (exp != 0) return bits_to_float(sign | ((exp + 112u) << 23) | (mant << 13));
-  if (mant == 0) return bits_to_float(sign);
-  int e = 113;  // normalise a subnormal
-  while ((mant & 0x400u) == 0) {
-    mant <<= 1;
-    --e;
-  }
-  return bits_to_float(sign | (static_cast<uint32_t>(e) << 23) | ((mant & 0x3ffu) << 13));
-}
-
 struct CvtSame {
   template <class T>
   T operator()(T x) const {
@@ -65,7 +49,7 @@ struct CvtBf16ToF32 {
   float operator()(uint16_t x) const { return bf16_to_f32(x); }
 };
 struct CvtF16ToF32Soft {
-  float operator()(uint16_t x) const { return f16_to_f32(x); }
+  float operator()(uint16_t x) const { return half_bits_to_float(x); }
 };
 struct CvtF32ToBf16 {
   uint16_t operator()(float x) const { return f32_to_bf16(x); }
