@@ -55,20 +55,27 @@ void require_16bit(DType dtype, const char* what) {
 }
 }  // namespace
 
+// The body for dtype (bf16 or f16) of the widest variant isa allows that
+// this CPU has, from bodies[generic, avx2, avx512][bf16, f16].
+template <class Fn>
+Fn variant(const Fn (&bodies)[3][2], DType dtype, GemmIsa isa, const char* what) {
+  require_16bit(dtype, what);
+  const int level = avx512(isa) ? 2 : avx2(isa) ? 1 : 0;
+  return bodies[level][dtype == DType::bf16 ? 0 : 1];
+}
+
 RoundFn round_variant(DType dtype, GemmIsa isa) {
-  require_16bit(dtype, "round_f32_to");
-  const bool bf16 = dtype == DType::bf16;
-  if (avx512(isa)) return bf16 ? &round_f32_to_bf16_avx512 : &round_f32_to_f16_avx512;
-  if (avx2(isa)) return bf16 ? &round_f32_to_bf16_avx2 : &round_f32_to_f16_avx2;
-  return bf16 ? &round_f32_to_bf16_generic : &round_f32_to_f16_generic;
+  static constexpr RoundFn kBodies[3][2] = {{&round_f32_to_bf16_generic, &round_f32_to_f16_generic},
+                                            {&round_f32_to_bf16_avx2, &round_f32_to_f16_avx2},
+                                            {&round_f32_to_bf16_avx512, &round_f32_to_f16_avx512}};
+  return variant(kBodies, dtype, isa, "round_f32_to");
 }
 
 WidenFn widen_variant(DType dtype, GemmIsa isa) {
-  require_16bit(dtype, "widen_to_f32");
-  const bool bf16 = dtype == DType::bf16;
-  if (avx512(isa)) return bf16 ? &widen_bf16_to_f32_avx512 : &widen_f16_to_f32_avx512;
-  if (avx2(isa)) return bf16 ? &widen_bf16_to_f32_avx2 : &widen_f16_to_f32_avx2;
-  return bf16 ? &widen_bf16_to_f32_generic : &widen_f16_to_f32_generic;
+  static constexpr WidenFn kBodies[3][2] = {{&widen_bf16_to_f32_generic, &widen_f16_to_f32_generic},
+                                            {&widen_bf16_to_f32_avx2, &widen_f16_to_f32_avx2},
+                                            {&widen_bf16_to_f32_avx512, &widen_f16_to_f32_avx512}};
+  return variant(kBodies, dtype, isa, "widen_to_f32");
 }
 
 void round_f32_to_bf16(GemmIsa isa, const float* src, uint16_t* dst, int64_t n) {
