@@ -17,10 +17,16 @@
 #include <cstdint>
 
 #include "backplane/dtype.h"
+#include "kernels/cpu/gemm.h"
 
 namespace bp::kernels::cpu {
 
 enum class ConvIsa { generic, avx2, avx512 };
+
+// The GEMM and conversion (convert.h) variant of the same instructions.
+constexpr GemmIsa gemm_isa_of(ConvIsa isa) {
+  return isa == ConvIsa::avx512 ? GemmIsa::avx512 : isa == ConvIsa::avx2 ? GemmIsa::avx2 : GemmIsa::generic;
+}
 
 const char* conv_isa_name(ConvIsa isa);  // "generic", "avx2", "avx512"
 // Whether this build has the variant and this CPU can run it (hardware only:

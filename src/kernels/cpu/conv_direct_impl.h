@@ -172,12 +172,6 @@ struct PlaneElem {
   using T = std::conditional_t<D == DType::f32, float, uint16_t>;
 };
 
-// The variant of the 16-bit conversions (convert.h) for the ISA of Ops.
-template <class Ops>
-constexpr GemmIsa convert_isa() {
-  return Ops::L == 16 ? GemmIsa::avx512 : Ops::L == 8 ? GemmIsa::avx2 : GemmIsa::generic;
-}
-
 // Depthwise on NCDHW planes (one input and one output channel per group):
 // each output row is a sum of input rows times scalar weights, with
 // vectors along W. Each input row is copied once into a zero-padded buffer
@@ -228,12 +222,12 @@ void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, con
     std::vector<float> rows(static_cast<std::size_t>(s.in[0] * IH * S * phase_len));
     // The input rows an output row reads, and their weight rows.
     std::vector<const float*> rowp(static_cast<std::size_t>(s.kernel[0] * KH)), wrow(rowp.size());
-    // 16-bit planes: the plane's outputs in fp32 until they are rounded into place, and the input row
-    // being copied, widened.
+    // 16-bit planes: the plane's outputs in fp32 until they are rounded into place, and (strided) the
+    // input row being copied, widened.
     std::vector<float> plane_out(kWide ? 0 : static_cast<std::size_t>(out_plane));
     std::vector<float> wide_row(kWide ? 0 : static_cast<std::size_t>(IW));
-    const WidenFn widen = kWide ? nullptr : widen_variant(D, convert_isa<Ops>());
-    const RoundFn narrow = kWide ? nullptr : round_variant(D, convert_isa<Ops>());
+    const WidenFn widen = kWide ? nullptr : widen_variant(D, gemm_isa_of(Ops::kIsa));
+    const RoundFn narrow = kWide ? nullptr : round_variant(D, gemm_isa_of(Ops::kIsa));
     // Where tap tw of output 0 lies in a row's phase copies: phase q % S, slot q / S (q = tw·DW).
     std::vector<int64_t> tap_off(static_cast<std::size_t>(KW));
     for (int64_t tw = 0; tw < KW; ++tw) tap_off[tw] = (tw * DW % S) * phase_len + tw * DW / S;
@@ -248,19 +242,25 @@ void depthwise_planes(const ConvShape& s, const typename PlaneElem<D>::T* x, con
       const float* wc = w + c * kvol;
       for (int64_t r = 0; r < s.in[0] * IH; ++r) {
         float* dst = rows.data() + r * S * phase_len;
-        const float* src;
-        if constexpr (kWide) {
-          src = xp + r * IW;
-        } else {
-          widen(xp + r * IW, wide_row.data(), IW);
-          src = wide_row.data();
-        }
-        if (S == 1) {  // one phase: the row behind P zeros
+        const typename E::T* row = xp + r * IW;
+        if (S == 1) {  // one phase: the row behind P zeros (a 16-bit row widened straight into place)
           const int64_t n = std::max<int64_t>(0, std::min(IW, phase_len - P));
           std::fill_n(dst, std::min(P, phase_len), 0.0f);
-          if (n > 0) std::memcpy(dst + P, src, sizeof(float) * static_cast<std::size_t>(n));
+          if constexpr (kWide) {
+            if (n > 0) std::memcpy(dst + P, row, sizeof(float) * static_cast<std::size_t>(n));
+          } else {
+            if (n > 0) widen(row, dst + P, n);
+          }
           std::fill(dst + std::min(phase_len, P + n), dst + phase_len, 0.0f);
           continue;
+        }
+        // Strided: the phases gather from the fp32 row (a 16-bit one widened first).
+        const float* src;
+        if constexpr (kWide) {
+          src = row;
+        } else {
+          widen(row, wide_row.data(), IW);
+          src = wide_row.data();
         }
         std::fill_n(dst, S * phase_len, 0.0f);
         // Phase by phase: padded position q = S * slot + ph holds input iw = q - P,

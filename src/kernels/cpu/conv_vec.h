@@ -2,10 +2,12 @@
 // The vector types the convolution kernels are written over
 // (conv_direct_impl.h, conv_winograd_impl.h): R with L fp32 lanes, zero(),
 // unaligned load(p) / store(p, v), set1(x), fma(a, b, c) = a * b + c, and
-// +, -, * on R. Each ISA's files are compiled with that ISA's flags, so each
+// +, -, * on R; kIsa names the variant. Each ISA's files are compiled with that ISA's flags, so each
 // type exists only where its instructions may be used.
 
 #include <cstring>
+
+#include "kernels/cpu/conv_direct.h"
 
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
@@ -17,6 +19,7 @@ namespace bp::kernels::cpu::detail {
 struct Zmm {  // 16 lanes (AVX-512F)
   using R = __m512;
   static constexpr int L = 16;
+  static constexpr ConvIsa kIsa = ConvIsa::avx512;
   static R zero() { return _mm512_setzero_ps(); }
   static R load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, R v) { _mm512_storeu_ps(p, v); }
@@ -29,6 +32,7 @@ struct Zmm {  // 16 lanes (AVX-512F)
 struct Ymm {  // 8 lanes (AVX2 + FMA)
   using R = __m256;
   static constexpr int L = 8;
+  static constexpr ConvIsa kIsa = ConvIsa::avx2;
   static R zero() { return _mm256_setzero_ps(); }
   static R load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, R v) { _mm256_storeu_ps(p, v); }
@@ -56,6 +60,7 @@ struct Quad {
     }
   };
   static constexpr int L = 4;
+  static constexpr ConvIsa kIsa = ConvIsa::generic;
   static R zero() { return R{}; }
   static R load(const float* p) {
     R r;

@@ -28,15 +28,11 @@ constexpr bool is_16bit = std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>
 template <class T>
 constexpr DType dtype_of = std::is_same_v<T, BFloat16> ? DType::bf16 : DType::f16;
 
-// One row of n elements to fp32 (widen_row) or from it (narrow_row): the
-// vectorised kernel resolved for the loop (Rows) for bf16/f16, element by
-// element for f64.
-kernels::cpu::GemmIsa gemm_isa_of(kernels::cpu::ConvIsa isa) {
-  using kernels::cpu::ConvIsa;
-  using kernels::cpu::GemmIsa;
-  return isa == ConvIsa::avx512 ? GemmIsa::avx512 : isa == ConvIsa::avx2 ? GemmIsa::avx2 : GemmIsa::generic;
-}
+using kernels::cpu::gemm_isa_of;
 
+// One row of n elements to fp32 (widen_row) or from it (narrow_row): the
+// vectorised kernel resolved for the loop for bf16/f16, element by element
+// for f64.
 template <class T>
 struct Rows {
   kernels::cpu::WidenFn widen = nullptr;

@@ -51,7 +51,6 @@ void fill_bias(const Params& p, int64_t index, Acc* c, int64_t ldc) {
   });
 }
 
-
 // The fp32 staging area of f16/bf16 outputs: a kernel scratch slot of the
 // calling thread (Note [Kernel scratch]; a fresh 16 MiB area per 2048^2
 // product cost 1% of it in page faults), bounded as bounded_scratch says.

@@ -60,11 +60,7 @@ void finish(const Params& p, const Staging& s) {
   const GemmIsa isa = kernels::cpu::gemm_isa_supported(GemmIsa::avx512) ? GemmIsa::avx512
                       : kernels::cpu::gemm_isa_supported(GemmIsa::avx2) ? GemmIsa::avx2
                                                                          : GemmIsa::generic;
-  auto* dst = static_cast<uint16_t*>(p.out.data());
-  if (p.dtype == DType::bf16)
-    kernels::cpu::round_f32_to_bf16(isa, s.c, dst, p.m * p.n);
-  else
-    kernels::cpu::round_f32_to_f16(isa, s.c, dst, p.m * p.n);
+  kernels::cpu::round_variant(p.dtype, isa)(s.c, static_cast<uint16_t*>(p.out.data()), p.m * p.n);
 }
 
 dispatch::Op& sparse_op() {
