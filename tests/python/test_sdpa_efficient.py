@@ -75,6 +75,19 @@ def test_non_contiguous_inputs(dtype):
     run_efficient(q, k, v, tol)
 
 
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_causal_across_query_and_key_blocks(dtype):
+    # The default blocks (384 queries, 256 keys): a query block's diagonal goes by 128-key steps,
+    # each for the rows that see any of it (Note [Efficient causal steps]); values with padded rows (f16 widens
+    # them through F16C where the CPU has it).
+    np_dtype, tol = DTYPES[dtype]
+    q, k = rand((1, 2, 450, 16), np_dtype), rand((1, 2, 400, 16), np_dtype)
+    v = rand((1, 2, 400, 40), np_dtype)[..., 3:27]
+    for l in (450, 400, 130):
+        run_efficient(q[:, :, :l], k, v, tol, is_causal=True)
+    run_efficient(q, k, v, tol)
+
+
 def test_explain_chooses_efficient_when_flash_refuses():
     q, k = rand((2, 2, 8, 16)), rand((2, 2, 6, 16))
     table = backends.explain("sdpa", q, k, rand((2, 2, 6, 4)))  # Ev != E
