@@ -52,8 +52,10 @@ D convert(S raw) {
     else return convert<D>(v.real());  // complex -> real keeps the real part
   } else if constexpr (is_complex_type<D>::value) {
     return D(static_cast<typename D::value_type>(v), 0);
+  } else if constexpr (std::is_same_v<D, Half> && std::is_same_v<V, float>) {
+    return half_from_float(v);  // inline: the loop over a row vectorises
   } else if constexpr (std::is_same_v<D, Half>) {
-    return Half{half_bits_from_double(static_cast<double>(v))};
+    return Half{half_bits_from_double(static_cast<double>(v))};  // one rounding (not through float)
   } else if constexpr (std::is_same_v<D, BFloat16> && std::is_same_v<V, float>) {
     return bfloat16_from_float(v);  // inline: the loop over a row vectorises
   } else if constexpr (std::is_same_v<D, BFloat16>) {

@@ -5,10 +5,11 @@
 // fp32 stage their operands with (conv's channels-last copies).
 // Round to nearest, ties to even; a NaN becomes the canonical quiet NaN
 // with its sign; overflow gives infinity; subnormals round exactly. The same
-// bits as
-// bp::bfloat16_from_float / half_from_float (tests compare them), at a
-// fraction of the cost: those are out of line, through double, one element
-// at a time, and took up to half the time of a native bf16 matmul at n=256.
+// bits as bp::bfloat16_from_float / half_from_float (tests compare them),
+// which were out of line and through double when a native bf16 matmul at
+// n=256 spent up to half its time in them; they are inline bit arithmetic now
+// (core's tensor copies use them), but the variants here still convert whole
+// vectors with the ISA's own instructions where it has them.
 
 #include <cstdint>
 
