@@ -216,7 +216,8 @@ def test_winograd_leads_bf16_within_its_channel_bounds_on_filled_tiles(layout):
 
 def test_f16_takes_winograd_or_the_gemm_for_3x3_and_the_1x1_rules():
     """f16 (oneDNN declines it on CPUs without AVX512-FP16): Winograd where its f32 rule holds, else the
-    GEMM for 3x3 stride 1; the 1x1 rules as f32's; everything else the list's order (Winograd or direct)."""
+    GEMM for 3x3 stride 1; the 1x1 rules as f32's, and channels-last 1x1 layers that widen their channels;
+    everything else the list's order (Winograd or direct)."""
     h = np.float16
     onednn = explain(X1.astype(h), W1.astype(h)).row("onednn:conv").status
     if onednn in ("chosen", "acceptable"):
@@ -228,14 +229,21 @@ def test_f16_takes_winograd_or_the_gemm_for_3x3_and_the_1x1_rules():
     t = explain(X1.astype(h), W1.astype(h))  # NCHW 1x1
     assert t.chosen == "im2col:gemm" and "f16 1x1 stride 1, NCHW" in order_note(t)
     t = explain(XL.astype(h), WL.astype(h))  # channels-last 1x1, c_in 2048
-    assert t.chosen == "im2col:gemm" and "f16 1x1 stride 1, channels-last" in order_note(t)
-    # channels-last 1x1 over 800 points, a strided 3x3, a depthwise layer: the list's order
-    for x, w, kw in ((nhwc(XB), W1, {}), (XW, WW, dict(padding=1, stride=2)),
+    assert t.chosen == "im2col:gemm" and "f16 1x1 stride 1, channels-last, 2048 -> 64 channels" in order_note(t)
+    t = explain(nhwc(rand(1, 16, 24, 24)).astype(h), rand(17, 16, 1, 1).astype(h))  # widens, over 576 points
+    assert t.chosen == "im2col:gemm" and "f16 1x1 stride 1, channels-last, 16 -> 17 channels" in order_note(t)
+    # channels-last 1x1 over 800 points that keeps or narrows its channels, a strided 3x3, a depthwise
+    # layer: the list's order
+    for x, w, kw in ((nhwc(XB), W1, {}), (nhwc(XB), rand(32, 32, 1, 1), {}), (XW, WW, dict(padding=1, stride=2)),
                      (XW, rand(32, 1, 3, 3), dict(padding=1, groups=32))):
         t = explain(x.astype(h), w.astype(h), **kw)
         assert t.chosen == first_direct() and "the list's" in order_note(t)
     got = F.conv2d(X1.astype(h), W1.astype(h)).numpy()
     np.testing.assert_allclose(got.astype(np.float64), _reference(X1, W1), rtol=2e-2, atol=2e-2)
+    x, w = rand(1, 16, 24, 24).astype(h), rand(17, 16, 1, 1).astype(h)
+    got = F.conv2d(nhwc(x), w).numpy()
+    np.testing.assert_allclose(got.astype(np.float64), _reference(x.astype(np.float32), w.astype(np.float32)),
+                               rtol=2e-2, atol=2e-2)
 
 
 def test_rules_apply_to_dense_f32_forward_problems_only():

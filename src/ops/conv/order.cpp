@@ -67,6 +67,10 @@ bool im2col_narrow_leads(const int64_t* d) {
          kernels::cpu::gemm_narrow_last_strip(kernels::cpu::GemmIsa::avx512, DType::f32, d[kOh] * d[kOw]);
 }
 
+// Note [Conv default order]: an f16 channels-last 1x1 layer that widens its channels (the GEMM's
+// output rows, c_out wide, fill its tiles; the direct kernel led where c_out <= c_in).
+bool f16_1x1_expands(const int64_t* d) { return d[kCout] > d[kCin]; }
+
 // Note [Conv default order]: the direct kernels' depthwise rules.
 bool direct_leads_depthwise(const int64_t* d, bool channels_last, bool f32) {
   if (channels_last) return f32 && d[kStride] == 1 && out_points(d) >= kDirectLeadChannelsLastPoints;
@@ -90,6 +94,7 @@ Lead default_lead(const dispatch::Problem& p) {
   if (unit_dense(d) && is_1x1_unpadded(d)) {
     if (!channels_last || d[kCin] >= kIm2colLeadChannelsLastMinCin || out_points(d) <= kIm2colLeadChannelsLastMaxPoints)
       return Lead::im2col;
+    if (p.dtype == DType::f16 && f16_1x1_expands(d)) return Lead::im2col;
   }
   if (p.dtype != DType::f16 && is_depthwise(d) && direct_leads_depthwise(d, channels_last, f32)) return Lead::direct;
   return Lead::list;
@@ -110,7 +115,8 @@ std::string default_order_note(const dispatch::Problem& p) {
   if (p.dtype == DType::f16 && default_lead(p) == Lead::im2col)
     return "default order: im2col:gemm first (f16 " +
            (is_3x3(d) ? "3x3 stride 1 with " + num(tiles(d)) + " output tiles of 4x4, too few for Winograd"
-                      : std::string("1x1 stride 1, ") + ((p.layout & kChannelsLast) ? "channels-last" : "NCHW")) +
+                      : std::string("1x1 stride 1, ") + ((p.layout & kChannelsLast) ? "channels-last" : "NCHW") +
+                            ", " + num(d[kCin]) + " -> " + num(d[kCout]) + " channels") +
            ": one GEMM on matmul's f16 path, faster there than the direct kernels; oneDNN has no f16 convolution "
            "on CPUs without AVX512-FP16)";
   switch (default_lead(p)) {
