@@ -29,11 +29,6 @@ template <DType D>
 struct Io {
   using T = std::conditional_t<D == DType::f64, double, std::conditional_t<D == DType::f32, float, uint16_t>>;
   using Acc = std::conditional_t<D == DType::f64, double, float>;
-  static Acc widen(T x) {
-    if constexpr (D == DType::f16) return half_bits_to_float(x);
-    else if constexpr (D == DType::bf16) return bfloat16_bits_to_float(x);
-    else return x;
-  }
   static T narrow(double x) {
     if constexpr (D == DType::f16) return half_bits_from_double(x);
     else if constexpr (D == DType::bf16) return bfloat16_bits_from_double(x);
@@ -62,7 +57,7 @@ struct Workspace {
 constexpr int64_t kFewQueries = 48;
 
 // Note [Efficient causal steps]
-// Causal: the keys before a query block's first row are seen by all of its
+// Causal: the keys up to a query block's first row are seen by all of its
 // rows and go by whole key blocks; the keys of the block's own diagonal go
 // by kCausalStep-key steps, each for the rows from the first one that sees
 // any of its keys. So the triangle above the diagonal is computed (and then
@@ -104,9 +99,7 @@ void scores_few(const EfficientAttention& a, const uint16_t* q, int64_t nq, cons
 
 // dst (nk x Ev, contiguous) = the f16 value rows at v widened: with F16C where the rows are contiguous
 // and the ISA allows it, as flash:cpu widens its value blocks.
-template <class T>
-void widen_values(const EfficientAttention& a, const T* v, int64_t nk, float* dst) {
-  static_assert(std::is_same_v<T, uint16_t>);
+void widen_values(const EfficientAttention& a, const uint16_t* v, int64_t nk, float* dst) {
   const SoftmaxVec vec = softmax_vec_for(a.isa);
   if (vec != SoftmaxVec::scalar && a.v.cs == 1) {
     (vec == SoftmaxVec::avx512 ? detail::widen_f16_rows_avx512 : detail::widen_f16_rows_avx2)(v, a.v.rs, nk, a.Ev, dst);
@@ -222,8 +215,8 @@ void run_task(const EfficientAttention& a, int64_t n, int64_t i0, Workspace<type
     }
     add_values<D>(a, ws.s.data(), rows, nk, v + j0 * a.v.rs, ws.o.data() + r0 * a.Ev, ws);
   };
-  // Causal: no row of this block sees a key past its last row, and a key block that some rows see only
-  // in part goes by narrower blocks, each for the rows that see any of it (Note [Efficient causal steps]).
+  // Causal: no row of this block sees a key past its last row, and the keys past its first row's go by
+  // steps, each for the rows that see any of it (Note [Efficient causal steps]).
   const int64_t kv_end = a.causal ? std::min(a.S, i0 + nq) : a.S;
   const int64_t full_end = a.causal ? std::min(kv_end, i0 + 1) : kv_end;  // keys every row of the block sees
   for (int64_t j0 = 0; j0 < full_end; j0 += a.kv_block) key_block(j0, std::min(a.kv_block, full_end - j0), 0);
