@@ -4,7 +4,6 @@
 #include "kernels/cpu/convert.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "backplane/dtype.h"
 #include "backplane/error.h"
@@ -13,13 +12,7 @@
 namespace bp::kernels::cpu {
 
 void round_f32_to_bf16_generic(const float* src, uint16_t* dst, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, &src[i], sizeof u);
-    const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
-    dst[i] = nan ? static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7FC0u)  // the canonical quiet NaN, sign kept
-                 : static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = bfloat16_bits_from_float(src[i]);
 }
 
 void round_f32_to_f16_generic(const float* src, uint16_t* dst, int64_t n) {

@@ -55,12 +55,10 @@ void finish(const Params& p, const Staging& s) {
       for (int64_t r = 0; r < p.m; ++r) s.c[r * p.out_rs + j * p.out_cs] += b;
     }
   if (p.dtype == DType::f32) return;
-  // staging has out's (contiguous) strides: round it in one pass
-  using kernels::cpu::GemmIsa;
-  const GemmIsa isa = kernels::cpu::gemm_isa_supported(GemmIsa::avx512) ? GemmIsa::avx512
-                      : kernels::cpu::gemm_isa_supported(GemmIsa::avx2) ? GemmIsa::avx2
-                                                                         : GemmIsa::generic;
-  kernels::cpu::round_variant(p.dtype, isa)(s.c, static_cast<uint16_t*>(p.out.data()), p.m * p.n);
+  // staging has out's (contiguous) strides: round it in one pass, with the widest variant this CPU has
+  // (round_variant falls back from avx512 to what the hardware supports)
+  kernels::cpu::round_variant(p.dtype, kernels::cpu::GemmIsa::avx512)(s.c, static_cast<uint16_t*>(p.out.data()),
+                                                                        p.m * p.n);
 }
 
 dispatch::Op& sparse_op() {
